@@ -1,0 +1,802 @@
+package lang
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Rate is the evaluated rate of an activity: an active rate (Value > 0,
+// finite) or a passive one (Passive, Value is the weight w of w*infty).
+type Rate struct {
+	Passive bool
+	Value   float64
+}
+
+func (r Rate) String() string {
+	if r.Passive {
+		if r.Value == 1 {
+			return "infty"
+		}
+		return fmt.Sprintf("%g*infty", r.Value)
+	}
+	return fmt.Sprintf("%g", r.Value)
+}
+
+// ProcKind classifies a process definition.
+type ProcKind int
+
+const (
+	// Sequential definitions are built from prefix and choice: one component
+	// moving between local states.
+	Sequential ProcKind = iota
+	// Static definitions are cooperations, hidings or arrays of components;
+	// they are expanded where they are used.
+	Static
+)
+
+// RateInfo is a checked rate definition.
+type RateInfo struct {
+	Decl  *RateDecl
+	Value float64 // NaN if it could not be evaluated (an error was reported)
+}
+
+// ProcInfo is a checked process definition.
+type ProcInfo struct {
+	Decl *ProcDecl
+	Kind ProcKind
+}
+
+// Model is a checked model: every name resolved, every rate evaluated. It is
+// only handed out when Check found no errors, so a consumer may rely on the
+// invariants below.
+//
+//   - Every Const in the tree names a key of Procs; every RateRef a key of Rates.
+//   - Every Prefix has an entry in Rates of its activity (PrefixRate), a finite
+//     positive rate or a passive one with a finite positive weight.
+//   - Every Array has a size >= 1 (ArraySize).
+//   - The body of a Sequential definition, and the continuation of every
+//     prefix, contain no Coop, Hide or Array: sequential components never
+//     change structure, so the state space is finite.
+//   - There is no unguarded recursion.
+type Model struct {
+	File   *File
+	Rates  map[string]*RateInfo
+	Procs  map[string]*ProcInfo
+	System Process
+
+	prefixRates map[*Prefix]Rate
+	arraySizes  map[*Array]int
+}
+
+// PrefixRate returns the evaluated rate of a prefix of the model.
+func (m *Model) PrefixRate(p *Prefix) Rate { return m.prefixRates[p] }
+
+// ArraySize returns the evaluated size of an array of the model.
+func (m *Model) ArraySize(a *Array) int { return m.arraySizes[a] }
+
+// MaxArraySize bounds P[n]: larger arrays cannot be solved anyway, and the
+// bound keeps a typo from exhausting memory.
+const MaxArraySize = 1 << 20
+
+// Load parses and checks a model. The model is nil when there are errors.
+func Load(filename string, src []byte) (*Model, Diagnostics) {
+	f, diags := Parse(filename, src)
+	m, cd := Check(f)
+	diags = append(diags, cd...)
+	diags.Sort()
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return m, diags
+}
+
+// Check resolves names, evaluates rates and runs the static checks of the
+// language specification on a parsed file. It returns the model (nil if there
+// were errors) and every diagnostic found.
+func Check(f *File) (*Model, Diagnostics) {
+	c := &checker{
+		f: f,
+		m: &Model{
+			File:        f,
+			Rates:       map[string]*RateInfo{},
+			Procs:       map[string]*ProcInfo{},
+			System:      f.System,
+			prefixRates: map[*Prefix]Rate{},
+			arraySizes:  map[*Array]int{},
+		},
+		rateState: map[string]int{},
+		usedRates: map[string]bool{},
+	}
+	c.collect()
+	c.evalRates()
+	structural := c.processes()
+	if !structural && f.System != nil {
+		c.passiveCheck()
+	}
+	c.unused()
+	c.diags.Sort()
+	if c.diags.HasErrors() {
+		return nil, c.diags
+	}
+	return c.m, c.diags
+}
+
+type checker struct {
+	f     *File
+	m     *Model
+	diags Diagnostics
+
+	rateState map[string]int // 0 unvisited, 1 in progress, 2 done
+	rateStack []string
+	usedRates map[string]bool
+}
+
+func (c *checker) errorf(pos Pos, format string, args ...any) {
+	c.diags.add(Diagnostic{File: c.f.Name, Pos: pos, Severity: Error, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) warnf(pos Pos, format string, args ...any) {
+	c.diags.add(Diagnostic{File: c.f.Name, Pos: pos, Severity: Warning, Msg: fmt.Sprintf(format, args...)})
+}
+
+// ---- declarations ----
+
+func (c *checker) collect() {
+	for _, d := range c.f.Decls {
+		switch d := d.(type) {
+		case *RateDecl:
+			if prev, ok := c.m.Rates[d.Name.Name]; ok {
+				c.errorf(d.Name.NamePos, "duplicate definition of rate %s (first defined at %s)", d.Name.Name, prev.Decl.Name.NamePos)
+				continue
+			}
+			c.m.Rates[d.Name.Name] = &RateInfo{Decl: d, Value: math.NaN()}
+		case *ProcDecl:
+			if prev, ok := c.m.Procs[d.Name.Name]; ok {
+				c.errorf(d.Name.NamePos, "duplicate definition of process %s (first defined at %s)", d.Name.Name, prev.Decl.Name.NamePos)
+				continue
+			}
+			c.m.Procs[d.Name.Name] = &ProcInfo{Decl: d}
+		}
+	}
+}
+
+// ---- rates ----
+
+func (c *checker) evalRates() {
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*RateDecl); ok && c.m.Rates[d.Name.Name].Decl == d {
+			c.rate(d.Name.Name)
+		}
+	}
+}
+
+// rate evaluates a rate definition, detecting cycles.
+func (c *checker) rate(name string) (float64, bool) {
+	info := c.m.Rates[name]
+	switch c.rateState[name] {
+	case 1:
+		// A cycle: the stack from name's first appearance.
+		i := len(c.rateStack) - 1
+		for c.rateStack[i] != name {
+			i--
+		}
+		cycle := append(append([]string{}, c.rateStack[i:]...), name)
+		c.errorf(info.Decl.Name.NamePos, "cyclic rate definitions: %s", strings.Join(cycle, " -> "))
+		return math.NaN(), false
+	case 2:
+		return info.Value, !math.IsNaN(info.Value)
+	}
+	c.rateState[name] = 1
+	c.rateStack = append(c.rateStack, name)
+	v, ok := c.eval(info.Decl.Value, "rate definition")
+	c.rateStack = c.rateStack[:len(c.rateStack)-1]
+	c.rateState[name] = 2
+	if !ok {
+		v = math.NaN()
+	}
+	info.Value = v
+	return v, ok
+}
+
+// eval evaluates a numeric rate expression. ok is false if an error was
+// reported (or a name it uses had one); the value may still be infinite or
+// NaN from arithmetic, which the caller judges.
+func (c *checker) eval(e Expr, where string) (float64, bool) {
+	switch e := e.(type) {
+	case *Number:
+		return e.Value, true
+	case *RateRef:
+		c.usedRates[e.Name] = true
+		if _, ok := c.m.Rates[e.Name]; !ok {
+			if !c.f.Broken[e.Name] {
+				c.errorf(e.NamePos, "undefined rate %s", e.Name)
+			}
+			return math.NaN(), false
+		}
+		return c.rate(e.Name)
+	case *Passive:
+		c.errorf(e.InftyPos, "the passive rate infty cannot be used in a %s; it may only be an activity's whole rate or w * infty", where)
+		return math.NaN(), false
+	case *ParenExpr:
+		return c.eval(e.X, where)
+	case *Unary:
+		v, ok := c.eval(e.X, where)
+		if e.Op == '-' {
+			v = -v
+		}
+		return v, ok
+	case *Binary:
+		x, okx := c.eval(e.X, where)
+		y, oky := c.eval(e.Y, where)
+		switch e.Op {
+		case '+':
+			return x + y, okx && oky
+		case '-':
+			return x - y, okx && oky
+		case '*':
+			return x * y, okx && oky
+		default:
+			return x / y, okx && oky
+		}
+	}
+	panic("lang: unknown expression node")
+}
+
+// activityRate evaluates the rate of a prefix: a positive expression,
+// infty/T, or w * infty.
+func (c *checker) activityRate(p *Prefix) {
+	e := unparen(p.Rate)
+	if _, ok := e.(*Passive); ok {
+		c.m.prefixRates[p] = Rate{Passive: true, Value: 1}
+		return
+	}
+	if b, ok := e.(*Binary); ok && b.Op == '*' {
+		w, pas := b.X, unparen(b.Y)
+		if _, ok := pas.(*Passive); !ok {
+			w, pas = b.Y, unparen(b.X)
+		}
+		if _, ok := pas.(*Passive); ok {
+			v, ok := c.eval(w, "passive weight")
+			if ok && c.positive(w.Pos(), v, fmt.Sprintf("weight of passive action %s", p.Action.Name)) {
+				c.m.prefixRates[p] = Rate{Passive: true, Value: v}
+			}
+			return
+		}
+	}
+	v, ok := c.eval(p.Rate, "rate expression")
+	if ok && c.positive(p.Rate.Pos(), v, fmt.Sprintf("rate of action %s", p.Action.Name)) {
+		c.m.prefixRates[p] = Rate{Value: v}
+	}
+}
+
+func (c *checker) positive(pos Pos, v float64, what string) bool {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		c.errorf(pos, "%s is %g: a rate must be a finite positive number (division by zero?)", what, v)
+	case v <= 0:
+		c.errorf(pos, "%s is %g: a rate must be a finite positive number", what, v)
+	default:
+		return true
+	}
+	return false
+}
+
+func unparen(e Expr) Expr {
+	for {
+		p, ok := e.(*ParenExpr)
+		if !ok {
+			return e
+		}
+		e = p.X
+	}
+}
+
+// ---- processes ----
+
+// processes resolves process names, evaluates activity rates and array
+// sizes, classifies definitions and finds unguarded recursion. It reports
+// whether a structural error was found (one that makes the component
+// analysis meaningless).
+func (c *checker) processes() bool {
+	nerr := len(c.diags.Errors())
+	// Names and rates, in source order.
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*ProcDecl); ok {
+			c.resolve(d.Body)
+		}
+	}
+	if c.f.System != nil {
+		c.resolve(c.f.System)
+	}
+	structErr := len(c.diags.Errors()) > nerr
+	nerr = len(c.diags.Errors())
+
+	// Unguarded recursion, then kinds.
+	kinds := &kinder{c: c, state: map[string]int{}}
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*ProcDecl); ok && c.m.Procs[d.Name.Name].Decl == d {
+			kinds.unguarded(d.Name.Name)
+		}
+	}
+	if len(c.diags.Errors()) > nerr {
+		return true // kinds are not defined on unguarded cycles
+	}
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*ProcDecl); ok && c.m.Procs[d.Name.Name].Decl == d {
+			c.m.Procs[d.Name.Name].Kind = kinds.kind(d.Name.Name)
+			kinds.checkTerm(d.Body, d.Name.Name)
+		}
+	}
+	if c.f.System != nil {
+		kinds.checkTerm(c.f.System, "")
+	}
+	return structErr || len(c.diags.Errors()) > nerr
+}
+
+// resolve checks names and evaluates the rates and sizes in a term.
+func (c *checker) resolve(p Process) {
+	walkProc(p, func(p Process) {
+		switch p := p.(type) {
+		case *Prefix:
+			c.activityRate(p)
+		case *Const:
+			if _, ok := c.m.Procs[p.Name]; !ok && !c.f.Broken[p.Name] {
+				c.errorf(p.NamePos, "undefined process %s", p.Name)
+			}
+		case *Array:
+			if _, ok := c.m.Procs[p.Name.Name]; !ok && !c.f.Broken[p.Name.Name] {
+				c.errorf(p.Name.NamePos, "undefined process %s", p.Name.Name)
+			}
+			v, ok := c.eval(p.Size, "array size")
+			if !ok {
+				return
+			}
+			if v != math.Trunc(v) || v < 1 || v > MaxArraySize {
+				c.errorf(p.Size.Pos(), "array size of %s is %g: it must be a whole number from 1 to %d", p.Name.Name, v, MaxArraySize)
+				return
+			}
+			c.m.arraySizes[p] = int(v)
+		}
+	})
+}
+
+// walkProc calls f on p and every process term inside it (not following
+// process names).
+func walkProc(p Process, f func(Process)) {
+	f(p)
+	switch p := p.(type) {
+	case *Prefix:
+		walkProc(p.Then, f)
+	case *Choice:
+		for _, a := range p.Alts {
+			walkProc(a, f)
+		}
+	case *Coop:
+		walkProc(p.X, f)
+		walkProc(p.Y, f)
+	case *Hide:
+		walkProc(p.X, f)
+	case *ParenProc:
+		walkProc(p.X, f)
+	}
+}
+
+type kinder struct {
+	c     *checker
+	state map[string]int // unguarded DFS: 0 new, 1 on stack, 2 done
+	stack []string
+	kinds map[string]ProcKind
+}
+
+// unguarded finds recursion that does not pass through a prefix.
+func (k *kinder) unguarded(name string) {
+	switch k.state[name] {
+	case 1:
+		i := len(k.stack) - 1
+		for k.stack[i] != name {
+			i--
+		}
+		cycle := append(append([]string{}, k.stack[i:]...), name)
+		k.c.errorf(k.c.m.Procs[name].Decl.Name.NamePos,
+			"unguarded recursion: %s (a process must perform an activity before it recurs)", strings.Join(cycle, " -> "))
+		return
+	case 2:
+		return
+	}
+	k.state[name] = 1
+	k.stack = append(k.stack, name)
+	unguardedRefs(k.c.m.Procs[name].Decl.Body, func(ref string) {
+		if _, ok := k.c.m.Procs[ref]; ok {
+			k.unguarded(ref)
+		}
+	})
+	k.stack = k.stack[:len(k.stack)-1]
+	k.state[name] = 2
+}
+
+// unguardedRefs calls f for each process name in p that is not under a prefix.
+func unguardedRefs(p Process, f func(string)) {
+	switch p := p.(type) {
+	case *Const:
+		f(p.Name)
+	case *Array:
+		f(p.Name.Name)
+	case *Choice:
+		for _, a := range p.Alts {
+			unguardedRefs(a, f)
+		}
+	case *Coop:
+		unguardedRefs(p.X, f)
+		unguardedRefs(p.Y, f)
+	case *Hide:
+		unguardedRefs(p.X, f)
+	case *ParenProc:
+		unguardedRefs(p.X, f)
+	}
+}
+
+// kind is the kind of a definition. It terminates because there is no
+// unguarded recursion (checked first).
+func (k *kinder) kind(name string) ProcKind {
+	if kd, ok := k.kinds[name]; ok {
+		return kd
+	}
+	if k.kinds == nil {
+		k.kinds = map[string]ProcKind{}
+	}
+	kd := k.termKind(k.c.m.Procs[name].Decl.Body)
+	k.kinds[name] = kd
+	return kd
+}
+
+func (k *kinder) termKind(p Process) ProcKind {
+	switch p := p.(type) {
+	case *Prefix, *Choice:
+		return Sequential
+	case *Const:
+		if _, ok := k.c.m.Procs[p.Name]; ok {
+			return k.kind(p.Name)
+		}
+		return Sequential
+	case *ParenProc:
+		return k.termKind(p.X)
+	}
+	return Static
+}
+
+// checkTerm enforces that prefixes and choices contain only sequential
+// terms. owner is the definition being checked ("" for the system equation).
+func (k *kinder) checkTerm(p Process, owner string) {
+	walkProc(p, func(p Process) {
+		switch p := p.(type) {
+		case *Prefix:
+			if k.termKind(p.Then) == Static {
+				k.staticInSequential(p.Then, owner, "a prefix must be followed by a sequential process")
+			}
+		case *Choice:
+			for _, a := range p.Alts {
+				if k.termKind(a) == Static {
+					k.staticInSequential(a, owner, "both sides of a choice must be sequential processes")
+				}
+			}
+		}
+	})
+}
+
+func (k *kinder) staticInSequential(p Process, owner, rule string) {
+	what := "a cooperation"
+	switch q := unparenProc(p).(type) {
+	case *Hide:
+		what = "a hiding"
+	case *Array:
+		what = "an array"
+	case *Const:
+		what = fmt.Sprintf("%s, a composed component", q.Name)
+	}
+	if owner != "" && k.reaches(p, owner) {
+		k.c.errorf(p.Pos(), "recursion through a cooperation: %s recurs inside %s, so its state space is unbounded", owner, what)
+		return
+	}
+	k.c.errorf(p.Pos(), "%s, but this is %s (components cannot change structure)", rule, what)
+}
+
+func unparenProc(p Process) Process {
+	for {
+		q, ok := p.(*ParenProc)
+		if !ok {
+			return p
+		}
+		p = q.X
+	}
+}
+
+// reaches reports whether term p refers, directly or through definitions,
+// to the definition target.
+func (k *kinder) reaches(p Process, target string) bool {
+	seen := map[string]bool{}
+	var visit func(p Process) bool
+	visit = func(p Process) bool {
+		found := false
+		walkProc(p, func(q Process) {
+			var name string
+			switch q := q.(type) {
+			case *Const:
+				name = q.Name
+			case *Array:
+				name = q.Name.Name
+			default:
+				return
+			}
+			if found || seen[name] {
+				return
+			}
+			seen[name] = true
+			if name == target {
+				found = true
+				return
+			}
+			if info, ok := k.c.m.Procs[name]; ok && visit(info.Decl.Body) {
+				found = true
+			}
+		})
+		return found
+	}
+	return visit(p)
+}
+
+// ---- actions: passive activities, cooperation and hiding sets ----
+
+// alphabet is what a component does: for each action, whether some state
+// performs it actively, and the first passive prefix that is not yet
+// synchronised with an active partner.
+type alphabet struct {
+	active  map[string]bool
+	passive map[string]Pos
+}
+
+func (a *alphabet) performs(act string) bool {
+	_, p := a.passive[act]
+	return a.active[act] || p
+}
+
+func (a *alphabet) addPassive(act string, pos Pos) {
+	if old, ok := a.passive[act]; !ok || pos.Offset < old.Offset {
+		a.passive[act] = pos
+	}
+}
+
+func newAlphabet() *alphabet {
+	return &alphabet{active: map[string]bool{}, passive: map[string]Pos{}}
+}
+
+type alphaChecker struct {
+	c      *checker
+	seq    map[string]*alphabet // sequential definitions, closed under derivatives
+	static map[string]*alphabet // static definitions
+}
+
+func (c *checker) passiveCheck() {
+	a := &alphaChecker{c: c, seq: map[string]*alphabet{}, static: map[string]*alphabet{}}
+	top := a.term(c.f.System)
+	type item struct {
+		act string
+		pos Pos
+	}
+	var items []item
+	for act, pos := range top.passive {
+		items = append(items, item{act, pos})
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].pos.Offset < items[j].pos.Offset })
+	for _, it := range items {
+		c.errorf(it.pos, "action %s is passive and never synchronised with an active partner", it.act)
+	}
+}
+
+// term computes the alphabet of a process term of the system structure.
+func (a *alphaChecker) term(p Process) *alphabet {
+	switch p := p.(type) {
+	case *ParenProc:
+		return a.term(p.X)
+	case *Const:
+		if a.c.m.Procs[p.Name].Kind == Sequential {
+			return a.sequential(p.Name)
+		}
+		if al, ok := a.static[p.Name]; ok {
+			return al
+		}
+		al := a.term(a.c.m.Procs[p.Name].Decl.Body)
+		a.static[p.Name] = al
+		return al
+	case *Prefix, *Choice:
+		al := newAlphabet()
+		a.collectSeq(p, al, map[string]bool{})
+		return al
+	case *Array:
+		el := a.term(&Const{p.Name})
+		a.checkSet(p.Actions, el, el, "the array's components")
+		return el
+	case *Hide:
+		inner := a.term(p.X)
+		hidden := map[string]bool{}
+		for _, h := range p.Actions {
+			if !inner.performs(h.Name) {
+				a.c.warnf(h.NamePos, "hidden action %s is never performed", h.Name)
+			}
+			hidden[h.Name] = true
+		}
+		al := newAlphabet()
+		for act := range inner.active {
+			if hidden[act] {
+				act = "tau"
+			}
+			al.active[act] = true
+		}
+		for act, pos := range inner.passive {
+			if hidden[act] {
+				a.c.errorf(pos, "passive action %s is hidden, so it can never be synchronised with an active partner", act)
+				continue
+			}
+			al.addPassive(act, pos)
+		}
+		return al
+	case *Coop:
+		x, y := a.term(p.X), a.term(p.Y)
+		set := map[string]bool{}
+		if p.Kind == CoopWildcard {
+			for _, al := range []*alphabet{x, y} {
+				for act := range al.active {
+					if act != "tau" && x.performs(act) && y.performs(act) {
+						set[act] = true
+					}
+				}
+				for act := range al.passive {
+					if act != "tau" && x.performs(act) && y.performs(act) {
+						set[act] = true
+					}
+				}
+			}
+		} else {
+			a.checkSet(p.Actions, x, y, "")
+			for _, id := range p.Actions {
+				set[id.Name] = true
+			}
+		}
+		al := newAlphabet()
+		for _, side := range []*alphabet{x, y} {
+			for act := range side.active {
+				if !set[act] {
+					al.active[act] = true
+				}
+			}
+			for act, pos := range side.passive {
+				if !set[act] {
+					al.addPassive(act, pos)
+				}
+			}
+		}
+		for act := range set {
+			if !x.performs(act) || !y.performs(act) {
+				continue // blocked; warned about above
+			}
+			if x.active[act] || y.active[act] {
+				al.active[act] = true
+			}
+			px, okx := x.passive[act]
+			py, oky := y.passive[act]
+			if okx && oky {
+				al.addPassive(act, px)
+				al.addPassive(act, py)
+			}
+		}
+		return al
+	}
+	panic("lang: unknown process node")
+}
+
+// checkSet warns about cooperation-set actions that a side never performs.
+func (a *alphaChecker) checkSet(set []Ident, x, y *alphabet, both string) {
+	for _, id := range set {
+		if id.Name == "tau" {
+			a.c.errorf(id.NamePos, "tau is the silent action and cannot be in a cooperation set")
+			continue
+		}
+		px, py := x.performs(id.Name), y.performs(id.Name)
+		switch {
+		case both != "" && !px:
+			a.c.warnf(id.NamePos, "action %s in the cooperation set is never performed by %s (potential deadlock)", id.Name, both)
+		case !px && !py:
+			a.c.warnf(id.NamePos, "action %s in the cooperation set is never performed by either side (potential deadlock)", id.Name)
+		case !px:
+			a.c.warnf(id.NamePos, "action %s in the cooperation set is never performed by the left side (potential deadlock)", id.Name)
+		case !py:
+			a.c.warnf(id.NamePos, "action %s in the cooperation set is never performed by the right side (potential deadlock)", id.Name)
+		}
+	}
+}
+
+func (a *alphaChecker) sequential(name string) *alphabet {
+	if al, ok := a.seq[name]; ok {
+		return al
+	}
+	al := newAlphabet()
+	a.collectSeq(&Const{Ident{Name: name}}, al, map[string]bool{})
+	a.seq[name] = al
+	return al
+}
+
+// collectSeq adds the activities of every derivative of a sequential term.
+func (a *alphaChecker) collectSeq(p Process, al *alphabet, seen map[string]bool) {
+	for {
+		switch q := p.(type) {
+		case *Prefix:
+			r := a.c.m.prefixRates[q]
+			if r.Passive {
+				al.addPassive(q.Action.Name, q.Action.NamePos)
+			} else {
+				al.active[q.Action.Name] = true
+			}
+			p = q.Then
+			continue
+		case *Choice:
+			for _, alt := range q.Alts {
+				a.collectSeq(alt, al, seen)
+			}
+		case *ParenProc:
+			p = q.X
+			continue
+		case *Const:
+			if seen[q.Name] {
+				return
+			}
+			seen[q.Name] = true
+			if info, ok := a.c.m.Procs[q.Name]; ok {
+				p = info.Decl.Body
+				continue
+			}
+		}
+		return
+	}
+}
+
+// ---- unused definitions ----
+
+func (c *checker) unused() {
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*RateDecl); ok && !c.usedRates[d.Name.Name] && c.m.Rates[d.Name.Name].Decl == d {
+			c.warnf(d.Name.NamePos, "rate %s is defined but never used", d.Name.Name)
+		}
+	}
+	if c.f.System == nil {
+		return
+	}
+	used := map[string]bool{}
+	var visit func(p Process)
+	visit = func(p Process) {
+		walkProc(p, func(q Process) {
+			var name string
+			switch q := q.(type) {
+			case *Const:
+				name = q.Name
+			case *Array:
+				name = q.Name.Name
+			default:
+				return
+			}
+			if used[name] {
+				return
+			}
+			used[name] = true
+			if info, ok := c.m.Procs[name]; ok {
+				visit(info.Decl.Body)
+			}
+		})
+	}
+	visit(c.f.System)
+	for _, d := range c.f.Decls {
+		if d, ok := d.(*ProcDecl); ok && !used[d.Name.Name] && c.m.Procs[d.Name.Name].Decl == d {
+			c.warnf(d.Name.NamePos, "process %s is defined but never used", d.Name.Name)
+		}
+	}
+}

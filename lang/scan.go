@@ -1,0 +1,245 @@
+package lang
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Token types produced by the scanner. They are participle token types so the
+// grammar can name them (@Ident, @Name, @Number).
+const (
+	tokEOF     = lexer.EOF
+	tokIdent   = lexer.TokenType(-2 - iota) // lower-case name: rate or action
+	tokName                                 // upper-case name: process (may end in primes)
+	tokNumber                               // numeric literal
+	tokKeyword                              // infty, T, tau
+	tokPunct                                // operators and brackets
+	tokInvalid                              // a character the scanner rejected (already reported)
+)
+
+// symbols is a function, not a variable, because participle reads it while
+// package variables are initialised.
+func symbols() map[string]lexer.TokenType {
+	return map[string]lexer.TokenType{
+		"EOF":     tokEOF,
+		"Ident":   tokIdent,
+		"Name":    tokName,
+		"Number":  tokNumber,
+		"Keyword": tokKeyword,
+		"Punct":   tokPunct,
+		"Invalid": tokInvalid,
+	}
+}
+
+// Comment is a source comment, kept so that the printer can reproduce it.
+type Comment struct {
+	Pos  Pos
+	Text string // including the comment markers, without the trailing newline
+}
+
+// scanner turns source text into tokens. It never stops at an error: a bad
+// character is reported, turned into a tokInvalid token and skipped, so that
+// one run reports every lexical error.
+type scanner struct {
+	file     string
+	src      string
+	off      int
+	line     int
+	lineOff  int // offset of the first byte of the current line
+	toks     []lexer.Token
+	comments []Comment
+	diags    *Diagnostics
+}
+
+func (s *scanner) pos(off int) Pos {
+	return Pos{Offset: off, Line: s.line, Col: off - s.lineOff + 1}
+}
+
+func (s *scanner) lpos(off int) lexer.Position {
+	return lexer.Position{Filename: s.file, Offset: off, Line: s.line, Column: off - s.lineOff + 1}
+}
+
+func (s *scanner) emit(typ lexer.TokenType, start int) {
+	s.toks = append(s.toks, lexer.Token{Type: typ, Value: s.src[start:s.off], Pos: s.lpos(start)})
+}
+
+func (s *scanner) errorf(off int, format string, args ...any) {
+	s.diags.add(Diagnostic{File: s.file, Pos: s.pos(off), Severity: Error, Msg: fmt.Sprintf(format, args...)})
+}
+
+// newline records that src[off] is '\n'.
+func (s *scanner) newline(off int) {
+	s.line++
+	s.lineOff = off + 1
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+func scan(file, src string, diags *Diagnostics) *scanner {
+	s := &scanner{file: file, src: src, line: 1, diags: diags}
+	s.toks = make([]lexer.Token, 0, len(src)/4+1)
+	for s.off < len(src) {
+		c := src[s.off]
+		start := s.off
+		switch {
+		case c == '\n':
+			s.newline(s.off)
+			s.off++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			s.off++
+		case c == '/' && s.peek(1) == '/', c == '%' && s.peek(1) == '%':
+			s.lineComment()
+		case c == '/' && s.peek(1) == '*':
+			s.blockComment()
+		case isLetter(c):
+			s.word()
+		case isDigit(c) || c == '.' && isDigit(s.peek(1)):
+			s.number()
+		default:
+			s.punct(start)
+		}
+	}
+	s.toks = append(s.toks, lexer.Token{Type: tokEOF, Pos: s.lpos(s.off)})
+	return s
+}
+
+func (s *scanner) peek(k int) byte {
+	if s.off+k < len(s.src) {
+		return s.src[s.off+k]
+	}
+	return 0
+}
+
+func (s *scanner) lineComment() {
+	start := s.off
+	for s.off < len(s.src) && s.src[s.off] != '\n' {
+		s.off++
+	}
+	text := s.src[start:s.off]
+	if n := len(text); n > 0 && text[n-1] == '\r' {
+		text = text[:n-1]
+	}
+	s.comments = append(s.comments, Comment{Pos: s.pos(start), Text: text})
+}
+
+func (s *scanner) blockComment() {
+	start := s.off
+	startPos := s.pos(start)
+	s.off += 2
+	for {
+		if s.off >= len(s.src) {
+			s.diags.add(Diagnostic{File: s.file, Pos: startPos, Severity: Error,
+				Msg: "comment not terminated: expected */ before the end of the file"})
+			return
+		}
+		c := s.src[s.off]
+		if c == '*' && s.peek(1) == '/' {
+			s.off += 2
+			break
+		}
+		if c == '\n' {
+			s.newline(s.off)
+		}
+		s.off++
+	}
+	s.comments = append(s.comments, Comment{Pos: startPos, Text: s.src[start:s.off]})
+}
+
+func (s *scanner) word() {
+	start := s.off
+	for s.off < len(s.src) && (isLetter(s.src[s.off]) || isDigit(s.src[s.off])) {
+		s.off++
+	}
+	upper := s.src[start] >= 'A' && s.src[start] <= 'Z'
+	primes := s.off
+	for s.off < len(s.src) && s.src[s.off] == '\'' {
+		s.off++
+	}
+	word := s.src[start:primes]
+	switch {
+	case s.off > primes && !upper:
+		s.errorf(primes, "a prime is only allowed at the end of a process name, not after %q", word)
+		s.emit(tokInvalid, start)
+	case s.off > primes:
+		s.emit(tokName, start)
+	case word == "infty" || word == "T" || word == "tau":
+		s.emit(tokKeyword, start)
+	case upper:
+		s.emit(tokName, start)
+	default:
+		s.emit(tokIdent, start)
+	}
+}
+
+func (s *scanner) number() {
+	start := s.off
+	for s.off < len(s.src) && isDigit(s.src[s.off]) {
+		s.off++
+	}
+	if s.off < len(s.src) && s.src[s.off] == '.' {
+		s.off++
+		for s.off < len(s.src) && isDigit(s.src[s.off]) {
+			s.off++
+		}
+	}
+	if c := s.peek(0); c == 'e' || c == 'E' {
+		k := 1
+		if d := s.peek(1); d == '+' || d == '-' {
+			k = 2
+		}
+		if isDigit(s.peek(k)) {
+			s.off += k
+			for s.off < len(s.src) && isDigit(s.src[s.off]) {
+				s.off++
+			}
+		} else {
+			s.off += k
+			s.errorf(start, "malformed number %q: expected digits in the exponent", s.src[start:s.off])
+			s.emit(tokInvalid, start)
+			return
+		}
+	}
+	if s.off < len(s.src) && isLetter(s.src[s.off]) {
+		end := s.off
+		for end < len(s.src) && (isLetter(s.src[end]) || isDigit(s.src[end])) {
+			end++
+		}
+		s.errorf(start, "malformed number %q: a name cannot start with a digit", s.src[start:end])
+		s.off = end
+		s.emit(tokInvalid, start)
+		return
+	}
+	s.emit(tokNumber, start)
+}
+
+// punctuation, longest match first.
+// "<*>" is scanned as "<" "*" ">", so the grammar sees one shape for every
+// cooperation set.
+var puncts = []string{":=", "||", "(", ")", "[", "]", "{", "}", "<", ">", ",", ".", ";", "=", "+", "-", "*", "/", "%", "#"}
+
+func (s *scanner) punct(start int) {
+	for _, p := range puncts {
+		if len(s.src)-s.off >= len(p) && s.src[s.off:s.off+len(p)] == p {
+			s.off += len(p)
+			s.emit(tokPunct, start)
+			return
+		}
+	}
+	r, size := utf8.DecodeRuneInString(s.src[s.off:])
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		s.errorf(start, "illegal byte 0x%02x (the file is not valid UTF-8)", s.src[s.off])
+		size = 1
+	case r == 0:
+		s.errorf(start, "illegal character NUL")
+	case r < ' ' || r == 0x7f:
+		s.errorf(start, "illegal control character %U", r)
+	default:
+		s.errorf(start, "unexpected character %q", r)
+	}
+	s.off += size
+	s.emit(tokInvalid, start)
+}

@@ -82,10 +82,11 @@ const MaxArraySize = 1 << 20
 
 // Load parses and checks a model. The model is nil when there are errors.
 func Load(filename string, src []byte) (*Model, Diagnostics) {
-	f, diags := Parse(filename, src)
+	f, diags := parse(filename, src)
 	m, cd := Check(f)
 	diags = append(diags, cd...)
 	diags.Sort()
+	diags.truncate()
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -131,6 +132,9 @@ type checker struct {
 	rateState map[string]int // 0 unvisited, 1 in progress, 2 done
 	rateStack []string
 	usedRates map[string]bool
+	// unresolved is set when a process name has no definition (reported,
+	// or defined by a statement that failed to parse).
+	unresolved bool
 }
 
 func (c *checker) errorf(pos Pos, format string, args ...any) {
@@ -206,7 +210,8 @@ func (c *checker) rate(name string) (float64, bool) {
 func (c *checker) eval(e Expr, where string) (float64, bool) {
 	switch e := e.(type) {
 	case *Number:
-		return e.Value, true
+		// An infinite literal is out of range, reported by the parser.
+		return e.Value, !math.IsInf(e.Value, 0)
 	case *RateRef:
 		c.usedRates[e.Name] = true
 		if _, ok := c.m.Rates[e.Name]; !ok {
@@ -310,7 +315,7 @@ func (c *checker) processes() bool {
 	if c.f.System != nil {
 		c.resolve(c.f.System)
 	}
-	structErr := len(c.diags.Errors()) > nerr
+	structErr := c.unresolved || len(c.diags.Errors()) > nerr
 	nerr = len(c.diags.Errors())
 
 	// Unguarded recursion, then kinds.
@@ -342,13 +347,9 @@ func (c *checker) resolve(p Process) {
 		case *Prefix:
 			c.activityRate(p)
 		case *Const:
-			if _, ok := c.m.Procs[p.Name]; !ok && !c.f.Broken[p.Name] {
-				c.errorf(p.NamePos, "undefined process %s", p.Name)
-			}
+			c.resolveProc(p.Ident)
 		case *Array:
-			if _, ok := c.m.Procs[p.Name.Name]; !ok && !c.f.Broken[p.Name.Name] {
-				c.errorf(p.Name.NamePos, "undefined process %s", p.Name.Name)
-			}
+			c.resolveProc(p.Name)
 			v, ok := c.eval(p.Size, "array size")
 			if !ok {
 				return
@@ -360,6 +361,16 @@ func (c *checker) resolve(p Process) {
 			c.m.arraySizes[p] = int(v)
 		}
 	})
+}
+
+func (c *checker) resolveProc(id Ident) {
+	if _, ok := c.m.Procs[id.Name]; ok {
+		return
+	}
+	c.unresolved = true
+	if !c.f.Broken[id.Name] {
+		c.errorf(id.NamePos, "undefined process %s", id.Name)
+	}
 }
 
 // walkProc calls f on p and every process term inside it (not following

@@ -73,6 +73,21 @@ func (l *Diagnostics) Sort() {
 	*l = out
 }
 
+// MaxDiagnostics bounds the diagnostics kept for one file: past it the list
+// ends with a note, as compilers do, so a hostile input cannot flood the
+// terminal.
+const MaxDiagnostics = 1000
+
+// truncate keeps the first MaxDiagnostics entries of a sorted list.
+func (l *Diagnostics) truncate() {
+	if len(*l) <= MaxDiagnostics {
+		return
+	}
+	last := (*l)[MaxDiagnostics-1]
+	*l = append((*l)[:MaxDiagnostics:MaxDiagnostics], Diagnostic{File: last.File, Pos: last.Pos, Severity: Error,
+		Msg: fmt.Sprintf("too many errors: %d more not shown", len(*l)-MaxDiagnostics)})
+}
+
 // HasErrors reports whether any diagnostic is an error.
 func (l Diagnostics) HasErrors() bool {
 	for _, d := range l {

@@ -82,9 +82,9 @@ type gCoopR struct {
 
 type gCoopSet struct {
 	Pos      lexer.Position
-	Parallel bool      `parser:"(  @\"||\""`
-	Wildcard bool      `parser:" | \"<\" ( @\"*\""`
-	Actions  []*gIdent `parser:"      | @@ (\",\" @@)* )? \">\" )"`
+	Parallel bool       `parser:"(  @\"||\""`
+	Wildcard bool       `parser:" | \"<\" ( @\"*\""`
+	Actions  []*gAction `parser:"      | @@ (\",\" @@)* )? \">\" )"`
 }
 
 type gHide struct {
@@ -116,10 +116,10 @@ type gAtom struct {
 }
 
 type gArray struct {
-	Size    *gExpr    `parser:"\"[\" @@ \"]\""`
-	Open    string    `parser:"( @(\"[\" | \"{\")"`
-	Actions []*gIdent `parser:"  (@@ (\",\" @@)*)?"`
-	Close   string    `parser:"  @(\"]\" | \"}\") )?"`
+	Size    *gExpr     `parser:"\"[\" @@ \"]\""`
+	Open    string     `parser:"( @(\"[\" | \"{\")"`
+	Actions []*gAction `parser:"  (@@ (\",\" @@)*)?"`
+	Close   string     `parser:"  @(\"]\" | \"}\") )?"`
 }
 
 // ---- statements ----

@@ -23,6 +23,12 @@ const MaxNesting = 256
 // statement (text up to a ';') is parsed on its own, so an error in one
 // statement does not hide errors in the others.
 func Parse(filename string, src []byte) (*File, Diagnostics) {
+	f, diags := parse(filename, src)
+	diags.truncate()
+	return f, diags
+}
+
+func parse(filename string, src []byte) (*File, Diagnostics) {
 	var diags Diagnostics
 	s := scan(filename, string(src), &diags)
 	p := &parser{file: filename, diags: &diags}
@@ -114,7 +120,9 @@ const maxShapeTokens = 4096
 
 func parseStmt(filename string, st *stmt, cache *shapeCache, key *strings.Builder) stmtResult {
 	if st.bad {
-		return stmtResult{broken: st.defName()}
+		r := stmtResult{broken: st.defName()}
+		r.failedSystem = r.broken == "" && st.kind() == stmtSystem && !st.looksLikeDef()
+		return r
 	}
 	if len(st.toks) > maxShapeTokens {
 		return parseStmtSlow(filename, st)
@@ -220,6 +228,17 @@ func (st *stmt) defName() string {
 	return ""
 }
 
+// looksLikeDef reports whether a statement reads "X = ..." even if X is not a
+// valid name.
+func (st *stmt) looksLikeDef() bool {
+	for _, t := range st.toks[1:min(3, len(st.toks))] {
+		if t.Type == tokPunct && (t.Value == "=" || t.Value == ":=") {
+			return true
+		}
+	}
+	return false
+}
+
 // endPos is the position just after the statement's ';' (or of the end of file).
 // Without a ';' it is the end of the statement's last token.
 func (st *stmt) endPos() Pos {
@@ -259,15 +278,18 @@ func (p *parser) split(toks []lexer.Token) []*stmt {
 	var out []*stmt
 	cur := &stmt{}
 	depth, start := 0, 0
+	prevEmpty := false
 	for i, t := range toks {
 		if t.Type == tokEOF || t.Type == tokPunct && t.Value == ";" {
 			cur.term = t
 			cur.toks = toks[start:i:i]
 			if len(cur.toks) > 0 {
 				out = append(out, cur)
-			} else if t.Type != tokEOF {
+			} else if t.Type != tokEOF && !prevEmpty {
+				// One report for a run of ';'.
 				p.errorf(toPos(t.Pos), "empty statement: expected a definition or the system equation before ';'")
 			}
+			prevEmpty = len(cur.toks) == 0
 			cur, depth, start = &stmt{}, 0, i+1
 			continue
 		}
@@ -294,6 +316,10 @@ func (p *parser) syntaxError(err error, st *stmt) bool {
 	}
 	var ute *participle.UnexpectedTokenError
 	if errors.As(err, &ute) {
+		if op, next, ok := danglingOperator(st, ute.Unexpected); ok {
+			p.errorf(toPos(next.Pos), "syntax error: expected an operand after '%s', found %s", op.Value, describe(next))
+			return true
+		}
 		found := describe(ute.Unexpected)
 		p.errorf(toPos(ute.Unexpected.Pos), "syntax error: expected %s, found %s", expectation(ute, st), found)
 		return true
@@ -305,6 +331,35 @@ func (p *parser) syntaxError(err error, st *stmt) bool {
 	}
 	p.errorf(toPos(st.toks[0].Pos), "syntax error: %v", err)
 	return true
+}
+
+// danglingOperator recognises an operator with nothing after it ("1 + ;",
+// "(a, r).)"), where participle, having backtracked over the operator,
+// would blame the operator instead of what follows it.
+func danglingOperator(st *stmt, at lexer.Token) (op, next lexer.Token, ok bool) {
+	i := 0
+	for i < len(st.toks) && st.toks[i].Pos.Offset != at.Pos.Offset {
+		i++
+	}
+	if i == len(st.toks) || st.toks[i].Type != tokPunct {
+		return op, next, false
+	}
+	switch st.toks[i].Value {
+	case "+", "-", "*", "/", ".", ",", "=", ":=":
+	default:
+		return op, next, false
+	}
+	if st.toks[i].Value == "*" && i > 0 && st.toks[i-1].Value == "<" {
+		return op, next, false // <*>
+	}
+	next = lexer.Token{Type: tokEOF, Value: st.term.Value, Pos: st.term.Pos}
+	if i+1 < len(st.toks) {
+		next = st.toks[i+1]
+	}
+	if next.Type == tokEOF || next.Type == tokPunct && strings.Contains(")]}>,;", next.Value) {
+		return st.toks[i], next, true
+	}
+	return op, next, false
 }
 
 func describe(t lexer.Token) string {
@@ -431,6 +486,14 @@ func (p *parser) idents(gs []*gIdent) []Ident {
 	return out
 }
 
+func (p *parser) actions(gs []*gAction) []Ident {
+	out := make([]Ident, len(gs))
+	for i, g := range gs {
+		out[i] = Ident{NamePos: toPos(g.Pos), Name: g.Name}
+	}
+	return out
+}
+
 func (p *parser) choice(g *gChoice) Process {
 	if len(g.Alts) == 1 {
 		return p.coop(g.Alts[0])
@@ -450,7 +513,7 @@ func (p *parser) coop(g *gCoop) Process {
 		case r.Set.Wildcard:
 			c.Kind = CoopWildcard
 		default:
-			c.Actions = p.idents(r.Set.Actions)
+			c.Actions = p.actions(r.Set.Actions)
 		}
 		x = c
 	}
@@ -491,7 +554,7 @@ func (p *parser) atom(g *gAtom) Process {
 	a := &Array{Name: name, Size: p.expr(g.Array.Size)}
 	if g.Array.Open != "" {
 		a.Coop = true
-		a.Actions = p.idents(g.Array.Actions)
+		a.Actions = p.actions(g.Array.Actions)
 		if want := map[string]string{"[": "]", "{": "}"}[g.Array.Open]; g.Array.Close != want {
 			p.errorf(pos, "array %s: action list opened with '%s' must close with '%s', found '%s'", name.Name, g.Array.Open, want, g.Array.Close)
 		}

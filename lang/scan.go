@@ -229,6 +229,15 @@ func (s *scanner) punct(start int) {
 		}
 	}
 	r, size := utf8.DecodeRuneInString(s.src[s.off:])
+	if n := len(s.toks); n > 0 && s.toks[n-1].Type == tokInvalid && s.toks[n-1].Pos.Offset+len(s.toks[n-1].Value) == start {
+		// A run of bad characters is one error.
+		if r == utf8.RuneError {
+			size = 1
+		}
+		s.off += size
+		s.toks[n-1].Value = s.src[s.toks[n-1].Pos.Offset:s.off]
+		return
+	}
 	switch {
 	case r == utf8.RuneError && size <= 1:
 		s.errorf(start, "illegal byte 0x%02x (the file is not valid UTF-8)", s.src[s.off])

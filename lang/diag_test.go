@@ -1,0 +1,176 @@
+package lang
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDiagnostics has one case per diagnostic the front end gives. Each
+// expected line is "LINE:COL: SEVERITY: TEXT" where TEXT must occur in the
+// message; the case fails on any missing or extra diagnostic.
+func TestDiagnostics(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		// Lexical.
+		{"bad character", "P = (a, 1).P @ ; P", []string{"1:14: error: unexpected character '@'"}},
+		{"NUL byte", "P = (a, 1).P;\x00 P", []string{"1:14: error: illegal character NUL"}},
+		{"invalid UTF-8", "P = (a, 1).P; \xff P", []string{"1:15: error: illegal byte 0xff"}},
+		{"unterminated comment", "P = (a, 1).P; P /* never closed", []string{"1:17: error: comment not terminated"}},
+		{"bad exponent", "r = 1e+; P = (a, r).P; P", []string{"1:5: error: malformed number \"1e+\""}},
+		{"digit then letter", "r = 2x; P = (a, r).P; P", []string{"1:5: error: malformed number \"2x\""}},
+		{"prime on a rate", "r' = 1; P = (a, 1).P; P", []string{"1:2: error: a prime is only allowed at the end of a process name"}},
+		{"number out of range", "r = 1e999; P = (a, r).P; P", []string{"1:5: error: number 1e999 is out of the range"}},
+		// Syntax: every statement's error, each saying what was expected and found.
+		{"syntax errors in several statements", "r = (1 + ;\nP = (a, r).P + ;\nQ = (a r).Q;\nP",
+			[]string{
+				"1:10: error: syntax error: expected an operand after '+', found ';' (end of statement)",
+				"2:16: error: syntax error: expected a process",
+				"3:8: error: syntax error: expected ',', found name r",
+			}},
+		{"missing dot", "P = (a, 1) P; P", []string{"1:12: error: syntax error: expected '.', found process name P"}},
+		{"missing semicolon", "r = 1 s = 2; P = (a, r).P; P", []string{"1:7: error: syntax error: expected the end of the statement, found name s"}},
+		{"empty statement", "P = (a, 1).P;; P", []string{"1:14: error: empty statement"}},
+		{"nesting too deep", "P = (a, 1).P; " + strings.Repeat("(", 300) + "P" + strings.Repeat(")", 300),
+			[]string{fmt.Sprintf("1:%d: error: brackets nested more than 256 deep", 15+256)}},
+		{"mismatched array brackets", "P = (a, 1).P; P[2][a}", []string{"1:15: error: array P: action list opened with '[' must close with ']'"}},
+		{"empty file", "", []string{"1:1: error: missing system equation"}},
+		{"only definitions", "P = (a, 1).P;\n", []string{"2:1: error: missing system equation"}},
+		{"two system equations", "P = (a, 1).P; P; P", []string{"1:18: error: a model has one system equation"}},
+		{"definition after system", "P = (a, 1).P; P; Q = (b, 1).Q;", []string{"1:18: error: definition after the system equation", "1:18: warning: process Q is defined but never used"}},
+		// Names.
+		{"undefined rate", "P = (a, r).P; P", []string{"1:9: error: undefined rate r"}},
+		{"undefined process", "P = (a, 1).Q; P", []string{"1:12: error: undefined process Q"}},
+		{"undefined array element", "P = (a, 1).P; Q[2]", []string{"1:15: error: undefined process Q", "1:1: warning: process P is defined but never used"}},
+		{"duplicate rate", "r = 1;\nr = 2; P = (a, r).P; P", []string{"2:1: error: duplicate definition of rate r (first defined at 1:1)"}},
+		{"duplicate process", "P = (a, 1).P;\nP = (b, 1).P; P", []string{"2:1: error: duplicate definition of process P (first defined at 1:1)"}},
+		{"broken definition not reported as undefined", "r = ;\nP = (a, r).P; P", []string{"1:5: error: syntax error"}},
+		// Rates.
+		{"cyclic rates", "a = b + 1;\nb = 2 * a;\nP = (x, a).P; P", []string{"1:1: error: cyclic rate definitions: a -> b -> a"}},
+		{"self-referential rate", "a = a; P = (x, a).P; P", []string{"1:1: error: cyclic rate definitions: a -> a"}},
+		{"negative rate", "r = 1 - 2; P = (a, r).P; P", []string{"1:20: error: rate of action a is -1: a rate must be a finite positive number"}},
+		{"zero rate", "P = (a, 0).P; P", []string{"1:9: error: rate of action a is 0"}},
+		{"division by zero", "r = 1 / 0; P = (a, r).P; P", []string{"1:20: error: rate of action a is +Inf"}},
+		{"negative intermediate is fine", "x = -1; r = x + 2; P = (a, r).P; P", nil},
+		{"bad passive weight", "P = (a, -1 * infty).P; Q = (a, 1).Q; P <a> Q", []string{"1:9: error: weight of passive action a is -1"}},
+		{"infty inside an expression", "P = (a, 1 + infty).P; P", []string{"1:13: error: the passive rate infty cannot be used in a rate expression"}},
+		{"infty in a rate definition", "r = infty; P = (a, r).P; P", []string{"1:5: error: the passive rate infty cannot be used in a rate definition"}},
+		{"array size not whole", "P = (a, 1).P; P[2.5]", []string{"1:17: error: array size of P is 2.5"}},
+		{"array size zero", "P = (a, 1).P; P[0]", []string{"1:17: error: array size of P is 0"}},
+		// Structure.
+		{"unguarded recursion", "P = Q;\nQ = P; P", []string{"1:1: error: unguarded recursion: P -> Q -> P"}},
+		{"unguarded self choice", "P = P + (a, 1).P; P", []string{"1:1: error: unguarded recursion: P -> P"}},
+		{"recursion through cooperation", "P = (a, 1).(P <> P); P", []string{"1:12: error: recursion through a cooperation: P recurs inside a cooperation"}},
+		{"recursion through a static name", "S = P <a> P;\nP = (a, 1).S; S", []string{"2:12: error: recursion through a cooperation: P recurs inside S, a composed component"}},
+		{"cooperation after a prefix", "Q = (b, 1).Q; P = (a, 1).(Q <> Q); P", []string{"1:26: error: a prefix must be followed by a sequential process, but this is a cooperation"}},
+		{"choice of a cooperation", "Q = (b, 1).Q; P = (a, 1).P + (Q <> Q); P", []string{"1:30: error: both sides of a choice must be sequential processes"}},
+		// Actions.
+		{"passive never synchronised", "P = (a, infty).P; P", []string{"1:6: error: action a is passive and never synchronised with an active partner"}},
+		{"passive with passive", "P = (a, infty).P; Q = (a, T).Q; P <a> Q", []string{"1:6: error: action a is passive and never synchronised"}},
+		{"passive outside the set", "P = (a, infty).P; Q = (a, 1).Q; P <> Q", []string{"1:6: error: action a is passive and never synchronised"}},
+		{"passive hidden", "P = (a, infty).P; Q = (b, 1).Q; (P <> Q)/{a}", []string{"1:6: error: passive action a is hidden"}},
+		{"passive resolved", "P = (a, infty).P; Q = (a, 1).Q; P <a> Q", nil},
+		{"wildcard resolves", "P = (a, infty).P; Q = (a, 1).Q; P <*> Q", nil},
+		{"tau in a set", "P = (tau, 1).P; P <tau> P", []string{"1:20: error: tau is the silent action"}},
+		{"set action one side never does", "P = (a, 1).P; Q = (b, 1).Q; P <a> Q", []string{"1:32: warning: action a in the cooperation set is never performed by the right side"}},
+		{"set action no side does", "P = (a, 1).P; P <c> P", []string{"1:18: warning: action c in the cooperation set is never performed by either side"}},
+		{"array set action not done", "P = (a, 1).P; P[2][b]", []string{"1:20: warning: action b in the cooperation set is never performed by the array's components"}},
+		{"hidden action not performed", "P = (a, 1).P; P/{b}", []string{"1:18: warning: hidden action b is never performed"}},
+		// Unused.
+		{"unused rate", "r = 1; s = 2; P = (a, r).P; P", []string{"1:8: warning: rate s is defined but never used"}},
+		{"unused process", "P = (a, 1).P; Q = (b, 1).Q; P", []string{"1:15: warning: process Q is defined but never used"}},
+		{"derivative is used", "P = (a, 1).P2; P2 = (b, 1).P; P", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, diags := Load("t.pepa", []byte(tt.src))
+			var got []string
+			for _, d := range diags {
+				got = append(got, fmt.Sprintf("%d:%d: %s: %s", d.Pos.Line, d.Pos.Col, d.Severity, d.Msg))
+			}
+			matched := make([]bool, len(got))
+			for _, w := range tt.want {
+				found := false
+				for i, g := range got {
+					if !matched[i] && strings.HasPrefix(g, w[:strings.Index(w, ": ")+2]) && strings.Contains(g, w[strings.Index(w, ": ")+2:]) {
+						matched[i], found = true, true
+						break
+					}
+				}
+				if !found {
+					t.Errorf("missing diagnostic %q", w)
+				}
+			}
+			for i, g := range got {
+				if !matched[i] {
+					t.Errorf("unexpected diagnostic %q", g)
+				}
+			}
+		})
+	}
+}
+
+func TestDiagnosticFormat(t *testing.T) {
+	_, diags := Load("dir/m.pepa", []byte("P = (a, r).P; P"))
+	if len(diags) != 1 || diags[0].String() != "dir/m.pepa:1:9: error: undefined rate r" {
+		t.Fatalf("got %q", diags)
+	}
+}
+
+// TestHostileInput: none of these may panic, hang or take long, and each
+// gets a diagnostic.
+func TestHostileInput(t *testing.T) {
+	mb := 1 << 20
+	inputs := map[string]string{
+		"1 MB of open parentheses":   strings.Repeat("(", mb),
+		"1 MB of nested parentheses": strings.Repeat("(", mb/2) + strings.Repeat(")", mb/2),
+		"1 MB of minus signs":        "r = " + strings.Repeat("-", mb) + "1; P = (a, r).P; P",
+		"1 MB of prefixes":           "P = " + strings.Repeat("(a, 1).", mb/8) + "P; Q = (b, infty).Q; P <> Q",
+		"1 MB of plus":               "r = 1" + strings.Repeat("+1", mb/2) + "; P = (a, r).P; P",
+		"1 MB of semicolons":         strings.Repeat(";", mb),
+		"1 MB of NUL":                strings.Repeat("\x00", mb),
+		"unterminated comment":       "P = (a, 1).P; /* " + strings.Repeat("x", mb),
+		"NUL bytes":                  "P = (a,\x00 1).P;\x00\x00 P",
+		"empty":                      "",
+		"only a comment":             "// nothing",
+		"1 MB coop chain":            "P = (a, 1).P; P" + strings.Repeat(" <a> P", mb/8),
+	}
+	for name, src := range inputs {
+		t.Run(name, func(t *testing.T) {
+			_, diags := Load("h.pepa", []byte(src))
+			if len(diags) == 0 && name != "1 MB of prefixes" && name != "1 MB of plus" && name != "1 MB coop chain" {
+				t.Errorf("no diagnostic")
+			}
+		})
+	}
+}
+
+// testModels lists the project's models and, when present beside the
+// project, the published examples.
+func testModels(t *testing.T) []string {
+	var names []string
+	for _, pat := range []string{"../testdata/*.pepa", "../../shared/examples/*.pepa"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, m...)
+	}
+	if len(names) == 0 {
+		t.Fatal("no models found")
+	}
+	return names
+}
+
+func readFile(t *testing.T, name string) []byte {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

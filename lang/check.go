@@ -565,6 +565,18 @@ func (k *kinder) reaches(p Process, target string) bool {
 type alphabet struct {
 	active  map[string]bool
 	passive map[string]Pos
+	memo    bool // stored in a memo table: copy before changing
+}
+
+func (a *alphabet) clone() *alphabet {
+	c := newAlphabet()
+	for k, v := range a.active {
+		c.active[k] = v
+	}
+	for k, v := range a.passive {
+		c.passive[k] = v
+	}
+	return c
 }
 
 func (a *alphabet) performs(act string) bool {
@@ -618,6 +630,7 @@ func (a *alphaChecker) term(p Process) *alphabet {
 			return al
 		}
 		al := a.term(a.c.m.Procs[p.Name].Decl.Body)
+		al.memo = true
 		a.static[p.Name] = al
 		return al
 	case *Prefix, *Choice:
@@ -653,57 +666,84 @@ func (a *alphaChecker) term(p Process) *alphabet {
 		}
 		return al
 	case *Coop:
-		x, y := a.term(p.X), a.term(p.Y)
-		set := map[string]bool{}
-		if p.Kind == CoopWildcard {
-			for _, al := range []*alphabet{x, y} {
-				for act := range al.active {
-					if act != "tau" && x.performs(act) && y.performs(act) {
-						set[act] = true
-					}
-				}
-				for act := range al.passive {
-					if act != "tau" && x.performs(act) && y.performs(act) {
-						set[act] = true
-					}
-				}
-			}
-		} else {
-			a.checkSet(p.Actions, x, y, "")
-			for _, id := range p.Actions {
-				set[id.Name] = true
-			}
-		}
-		al := newAlphabet()
-		for _, side := range []*alphabet{x, y} {
-			for act := range side.active {
-				if !set[act] {
-					al.active[act] = true
-				}
-			}
-			for act, pos := range side.passive {
-				if !set[act] {
-					al.addPassive(act, pos)
-				}
-			}
-		}
-		for act := range set {
-			if !x.performs(act) || !y.performs(act) {
-				continue // blocked; warned about above
-			}
-			if x.active[act] || y.active[act] {
-				al.active[act] = true
-			}
-			px, okx := x.passive[act]
-			py, oky := y.passive[act]
-			if okx && oky {
-				al.addPassive(act, px)
-				al.addPassive(act, py)
-			}
-		}
-		return al
+		return a.coop(p)
 	}
 	panic("lang: unknown process node")
+}
+
+// coop computes the alphabet of a cooperation. The result reuses the left
+// operand's maps when they are not memoised, so a chain A1 <> A2 <> ... <> An
+// costs O(n), not O(n^2).
+func (a *alphaChecker) coop(p *Coop) *alphabet {
+	x, y := a.term(p.X), a.term(p.Y)
+	set := map[string]bool{}
+	if p.Kind == CoopWildcard {
+		small, big := x, y
+		if len(small.active)+len(small.passive) > len(big.active)+len(big.passive) {
+			small, big = big, small
+		}
+		for act := range small.active {
+			if act != "tau" && big.performs(act) {
+				set[act] = true
+			}
+		}
+		for act := range small.passive {
+			if act != "tau" && big.performs(act) {
+				set[act] = true
+			}
+		}
+	} else {
+		a.checkSet(p.Actions, x, y, "")
+		for _, id := range p.Actions {
+			set[id.Name] = true
+		}
+	}
+	// Decide the shared actions before the left maps are reused.
+	type shared struct {
+		act     string
+		active  bool
+		passive []Pos
+	}
+	var decided []shared
+	for act := range set {
+		if !x.performs(act) || !y.performs(act) {
+			continue // blocked; warned about above
+		}
+		d := shared{act: act, active: x.active[act] || y.active[act]}
+		px, okx := x.passive[act]
+		py, oky := y.passive[act]
+		if okx && oky {
+			d.passive = []Pos{px, py}
+		}
+		decided = append(decided, d)
+	}
+	al := x
+	if x.memo {
+		al = x.clone()
+	}
+	for act := range set {
+		delete(al.active, act)
+		delete(al.passive, act)
+	}
+	for act := range y.active {
+		if !set[act] {
+			al.active[act] = true
+		}
+	}
+	for act, pos := range y.passive {
+		if !set[act] {
+			al.addPassive(act, pos)
+		}
+	}
+	for _, d := range decided {
+		if d.active {
+			al.active[d.act] = true
+		}
+		for _, pos := range d.passive {
+			al.addPassive(d.act, pos)
+		}
+	}
+	return al
 }
 
 // checkSet warns about cooperation-set actions that a side never performs.
@@ -733,6 +773,7 @@ func (a *alphaChecker) sequential(name string) *alphabet {
 	}
 	al := newAlphabet()
 	a.collectSeq(&Const{Ident{Name: name}}, al, map[string]bool{})
+	al.memo = true
 	a.seq[name] = al
 	return al
 }

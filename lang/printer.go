@@ -16,8 +16,14 @@ import (
 // idempotent.
 func Format(f *File) []byte {
 	p := &printer{f: f, comments: f.Comments}
-	for _, d := range f.Decls {
-		p.item(d.Pos(), d.EndPos(), func() {
+	for i, d := range f.Decls {
+		next := -1
+		if i+1 < len(f.Decls) {
+			next = f.Decls[i+1].Pos().Offset
+		} else if f.System != nil {
+			next = f.System.Pos().Offset
+		}
+		p.item(d.Pos(), d.EndPos(), next, func() {
 			switch d := d.(type) {
 			case *RateDecl:
 				p.buf.WriteString(d.Name.Name)
@@ -36,7 +42,7 @@ func Format(f *File) []byte {
 		if p.lastLine > 0 {
 			p.blank = true // the system equation always stands apart
 		}
-		p.item(f.System.Pos(), f.SystemEnd, func() { p.process(f.System, 0) })
+		p.item(f.System.Pos(), f.SystemEnd, -1, func() { p.process(f.System, 0) })
 	}
 	p.flushComments(-1)
 	return p.buf.Bytes()
@@ -55,13 +61,15 @@ type printer struct {
 }
 
 // item prints one definition (or the system equation) with the comments
-// before and inside it, and a comment that follows it on its last line.
-func (p *printer) item(start, end Pos, body func()) {
+// before and inside it, and a comment that follows it on its last line
+// before the next item starts (next, -1 for none).
+func (p *printer) item(start, end Pos, next int, body func()) {
 	p.flushComments(end.Offset)
 	p.separate(start.Line)
 	body()
 	p.lastLine = end.Line
-	if len(p.comments) > 0 && p.comments[0].Pos.Line == end.Line && !strings.Contains(p.comments[0].Text, "\n") {
+	if len(p.comments) > 0 && p.comments[0].Pos.Line == end.Line && !strings.Contains(p.comments[0].Text, "\n") &&
+		(next < 0 || p.comments[0].Pos.Offset < next) {
 		p.buf.WriteString("  ")
 		p.buf.WriteString(commentText(p.comments[0]))
 		p.comments = p.comments[1:]

@@ -1,5 +1,3 @@
-// Command pepa compiles and solves PEPA models of applications mapped onto
-// non-dedicated machines. See README.md and ../shared/spec/cli.md.
 package main
 
 import (

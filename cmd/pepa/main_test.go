@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runPepa runs the command in-process and returns its exit code and output.
+func runPepa(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}
+	code := run(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	good := writeTemp(t, "good.pepa", "r = 1; P = (a, r).P; P\n")
+	warn := writeTemp(t, "warn.pepa", "r = 1; s = 2; P = (a, r).P; P\n")
+	bad := writeTemp(t, "bad.pepa", "P = (a, r).P;\nP = (b, 1).Q; P\n")
+	tests := []struct {
+		args     []string
+		code     int
+		stderrRe []string
+	}{
+		{[]string{"check", good}, exitOK, nil},
+		{[]string{"check", warn}, exitOK, []string{warn + ":1:8: warning: rate s is defined but never used"}},
+		{[]string{"check", "-q", warn}, exitOK, nil},
+		{[]string{"check", bad}, exitInvalid, []string{
+			bad + ":1:9: error: undefined rate r",
+			bad + ":2:1: error: duplicate definition of process P (first defined at 1:1)",
+			bad + ":2:12: error: undefined process Q",
+		}},
+		{[]string{"check", good, bad}, exitInvalid, []string{bad + ":1:9: error: undefined rate r"}},
+		{[]string{"check"}, exitUsage, []string{"no model file given"}},
+		{[]string{"check", "--nonsense", good}, exitUsage, []string{"flag provided but not defined"}},
+		{[]string{"check", filepath.Join(t.TempDir(), "missing.pepa")}, exitUsage, []string{"no such file"}},
+		{[]string{"frobnicate"}, exitUsage, []string{"unknown verb"}},
+		{nil, exitUsage, nil},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runPepa(t, "", tt.args...)
+		if code != tt.code {
+			t.Errorf("pepa %v: exit %d, want %d; stderr:\n%s", tt.args, code, tt.code, stderr)
+		}
+		for _, want := range tt.stderrRe {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("pepa %v: stderr lacks %q:\n%s", tt.args, want, stderr)
+			}
+		}
+		if tt.stderrRe == nil && tt.code == exitOK && stderr != "" {
+			t.Errorf("pepa %v: unexpected stderr %q", tt.args, stderr)
+		}
+	}
+}
+
+func TestCheckStdin(t *testing.T) {
+	code, _, stderr := runPepa(t, "P = (a, q).P; P", "check", "-")
+	if code != exitInvalid || !strings.Contains(stderr, "<stdin>:1:9: error: undefined rate q") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, verb := range []string{"check", "fmt"} {
+		code, out, _ := runPepa(t, "", verb, "--help")
+		if code != exitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "pepa "+verb) {
+			t.Errorf("pepa %s --help: exit %d, output:\n%s", verb, code, out)
+		}
+	}
+	code, out, _ := runPepa(t, "", "--help")
+	if code != exitOK || !strings.Contains(out, "check") {
+		t.Errorf("pepa --help: exit %d\n%s", code, out)
+	}
+}
+
+func TestFmt(t *testing.T) {
+	src := "r=1;P=(a,r).P; // c\nP||P;"
+	p := writeTemp(t, "m.pepa", src)
+	want := "r = 1;\nP = (a, r).P;  // c\n\nP <> P\n"
+
+	code, out, _ := runPepa(t, "", "fmt", p)
+	if code != exitOK || out != want {
+		t.Fatalf("fmt: exit %d, output %q", code, out)
+	}
+	code, out, _ = runPepa(t, "", "fmt", "-l", p)
+	if code != exitOK || out != p+"\n" {
+		t.Fatalf("fmt -l: exit %d, output %q", code, out)
+	}
+	code, _, _ = runPepa(t, "", "fmt", "-w", p)
+	if b, _ := os.ReadFile(p); code != exitOK || string(b) != want {
+		t.Fatalf("fmt -w: exit %d, file %q", code, b)
+	}
+	code, out, _ = runPepa(t, "", "fmt", "-l", p)
+	if code != exitOK || out != "" {
+		t.Fatalf("fmt -l after -w: exit %d, output %q", code, out)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 1 {
+		t.Fatalf("fmt -w left files behind: %v", entries)
+	}
+}
+
+func TestFmtRefusesBrokenFile(t *testing.T) {
+	src := "P = (a, 1).P +;\nP\n"
+	p := writeTemp(t, "broken.pepa", src)
+	code, out, stderr := runPepa(t, "", "fmt", "-w", p)
+	if code != exitInvalid || out != "" || !strings.Contains(stderr, p+":1:15: error: syntax error") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(p); string(b) != src {
+		t.Fatalf("broken file was rewritten: %q", b)
+	}
+}
+
+// TestBundledModels: every model in testdata passes check without errors.
+func TestBundledModels(t *testing.T) {
+	names, _ := filepath.Glob("../../testdata/*.pepa")
+	if len(names) == 0 {
+		t.Fatal("no bundled models")
+	}
+	for _, n := range names {
+		if code, _, stderr := runPepa(t, "", "check", n); code != exitOK {
+			t.Errorf("pepa check %s: exit %d\n%s", n, code, stderr)
+		}
+	}
+}

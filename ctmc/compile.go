@@ -1,0 +1,489 @@
+package ctmc
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"pepa/lang"
+)
+
+// Options controls how a model is compiled.
+type Options struct {
+	// Aggregate arrays P[n] of a sequential P without a cooperation set by
+	// counting how many copies are in each local state, instead of keeping
+	// each copy's local state. The aggregated chain is a lumping of the
+	// unaggregated one: every steady-state and passage-time result is the same.
+	Aggregate bool
+}
+
+// DefaultOptions are the options the command line uses unless told otherwise.
+var DefaultOptions = Options{Aggregate: true}
+
+// Structure is a model compiled for state-space exploration: its sequential
+// components (leaves), each with its local derivative graph computed once,
+// and the cooperation/hiding tree over them. A global state is the vector of
+// the leaves' local states, packed into Words machine words.
+type Structure struct {
+	Actions []string // action names by id; Actions[0] is "tau"
+	Leaves  []*Leaf
+	Words   int // uint64 words per packed state
+	// Aggregated reports whether some array was aggregated.
+	Aggregated bool
+
+	actionID map[string]int32
+	root     node
+}
+
+// TauAction is the id of the silent action.
+const TauAction = 0
+
+// Component is the local derivative graph of one sequential component.
+type Component struct {
+	Name   string   // the definition the component starts from ("M1")
+	States []string // local derivative names; the initial one is States[0]
+	// trans[s] are the activities enabled in local state s.
+	trans [][]localTrans
+}
+
+type localTrans struct {
+	action  int32
+	passive bool
+	rate    float64 // rate, or passive weight
+	target  int32
+}
+
+// Leaf is one sequential component of the model (or an aggregated array of
+// identical ones) with its place in the packed state.
+type Leaf struct {
+	Name   string     // unique display name: "M1", "Client[2]", "P#2"
+	Group  string     // what copies share: "Client" for every copy of Client[n]
+	Comp   *Component // the component's derivative graph
+	Copies int        // 1, or n for an aggregated array
+
+	// Local states of the leaf. For a plain leaf these are the component's
+	// derivatives; for an aggregated array they are count vectors over
+	// them (Counts[l][d] copies in derivative d), discovered from the
+	// initial vector (all copies in the initial derivative).
+	NumLocal int
+	Counts   [][]int32
+	trans    [][]localTrans // per leaf-local state
+
+	word  int
+	shift uint
+	mask  uint64
+}
+
+// LocalName is the name of a leaf-local state.
+func (l *Leaf) LocalName(s int) string {
+	if l.Counts == nil {
+		return l.Comp.States[s]
+	}
+	var b strings.Builder
+	b.WriteByte('{')
+	first := true
+	for d, c := range l.Counts[s] {
+		if c == 0 {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "%d*%s", c, l.Comp.States[d])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// Population returns how many copies of the leaf are in derivative d when
+// the leaf is in local state s.
+func (l *Leaf) Population(s, d int) int {
+	if l.Counts == nil {
+		if s == d {
+			return 1
+		}
+		return 0
+	}
+	return int(l.Counts[s][d])
+}
+
+// Local extracts the leaf's local state from a packed state.
+func (l *Leaf) Local(state []uint64) int {
+	return int((state[l.word] >> l.shift) & l.mask)
+}
+
+// Compile builds the Structure of a checked model.
+func Compile(m *lang.Model, opt Options) (*Structure, error) {
+	c := &compiler{
+		m:     m,
+		opt:   opt,
+		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}},
+		comps: map[string]*Component{},
+		names: map[string]int{},
+	}
+	root, err := c.term(m.System)
+	if err != nil {
+		return nil, err
+	}
+	c.s.root = root
+	if err := c.pack(); err != nil {
+		return nil, err
+	}
+	c.s.root = freeze(c.s.root, c.s.Words, len(c.s.Actions))
+	return c.s, nil
+}
+
+type compiler struct {
+	m     *lang.Model
+	opt   Options
+	s     *Structure
+	comps map[string]*Component // by starting definition, or term text
+	names map[string]int        // leaf names used, for unique names
+}
+
+func (c *compiler) action(name string) int32 {
+	if id, ok := c.s.actionID[name]; ok {
+		return id
+	}
+	id := int32(len(c.s.Actions))
+	c.s.Actions = append(c.s.Actions, name)
+	c.s.actionID[name] = id
+	return id
+}
+
+// term compiles a process term of the system structure.
+func (c *compiler) term(p lang.Process) (node, error) {
+	switch p := p.(type) {
+	case *lang.ParenProc:
+		return c.term(p.X)
+	case *lang.Const:
+		if c.m.Procs[p.Name].Kind == lang.Static {
+			return c.term(c.m.Procs[p.Name].Decl.Body)
+		}
+		return c.leaf(p.Name, p, p.Name), nil
+	case *lang.Prefix, *lang.Choice:
+		name := lang.ProcessString(p)
+		return c.leaf(name, p, name), nil
+	case *lang.Hide:
+		child, err := c.term(p.X)
+		if err != nil {
+			return nil, err
+		}
+		h := &hideNode{child: child, hidden: map[int32]bool{}}
+		for _, a := range p.Actions {
+			h.hidden[c.action(a.Name)] = true
+		}
+		return h, nil
+	case *lang.Coop:
+		x, err := c.term(p.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := c.term(p.Y)
+		if err != nil {
+			return nil, err
+		}
+		set := map[int32]bool{}
+		if p.Kind == lang.CoopWildcard {
+			ax, ay := alphabet(x), alphabet(y)
+			for a := range ax {
+				if ay[a] && a != TauAction {
+					set[a] = true
+				}
+			}
+		} else {
+			for _, a := range p.Actions {
+				set[c.action(a.Name)] = true
+			}
+		}
+		return c.combine(x, y, set), nil
+	case *lang.Array:
+		return c.array(p)
+	}
+	return nil, fmt.Errorf("ctmc: unexpected process term %T", p)
+}
+
+// combine makes a cooperation node, flattening pure parallel compositions.
+func (c *compiler) combine(x, y node, set map[int32]bool) node {
+	if len(set) == 0 {
+		var kids []node
+		for _, n := range []node{x, y} {
+			if p, ok := n.(*parNode); ok {
+				kids = append(kids, p.kids...)
+			} else {
+				kids = append(kids, n)
+			}
+		}
+		return &parNode{kids: kids}
+	}
+	return &coopNode{x: x, y: y, set: set}
+}
+
+func (c *compiler) array(p *lang.Array) (node, error) {
+	n := c.m.ArraySize(p)
+	info := c.m.Procs[p.Name.Name]
+	set := map[int32]bool{}
+	for _, a := range p.Actions {
+		set[c.action(a.Name)] = true
+	}
+	if c.opt.Aggregate && len(set) == 0 && info.Kind == lang.Sequential && n > 1 {
+		comp := c.component(p.Name.Name, &lang.Const{Ident: p.Name})
+		leaf, err := aggregateLeaf(comp, n, c.unique(p.Name.Name+"["+fmt.Sprint(n)+"]"), p.Name.Name)
+		if err != nil {
+			return nil, err
+		}
+		c.s.Leaves = append(c.s.Leaves, leaf)
+		c.s.Aggregated = true
+		return &leafNode{leaf: leaf}, nil
+	}
+	var acc node
+	for i := 1; i <= n; i++ {
+		var el node
+		if info.Kind == lang.Static {
+			var err error
+			if el, err = c.term(info.Decl.Body); err != nil {
+				return nil, err
+			}
+		} else {
+			el = c.leaf(p.Name.Name, &lang.Const{Ident: p.Name}, fmt.Sprintf("%s[%d]", p.Name.Name, i))
+		}
+		if acc == nil {
+			acc = el
+		} else {
+			acc = c.combine(acc, el, set)
+		}
+	}
+	return acc, nil
+}
+
+func (c *compiler) unique(name string) string {
+	c.names[name]++
+	if k := c.names[name]; k > 1 {
+		return fmt.Sprintf("%s#%d", name, k)
+	}
+	return name
+}
+
+// leaf makes a plain leaf for a sequential component starting at term p.
+func (c *compiler) leaf(group string, p lang.Process, name string) node {
+	comp := c.component(group, p)
+	l := &Leaf{Name: c.unique(name), Group: group, Comp: comp, Copies: 1, NumLocal: len(comp.States), trans: comp.trans}
+	c.s.Leaves = append(c.s.Leaves, l)
+	return &leafNode{leaf: l}
+}
+
+// component derives the local derivative graph of the sequential component
+// starting at term p (memoised by its text).
+func (c *compiler) component(name string, p lang.Process) *Component {
+	key := lang.ProcessString(p)
+	if comp, ok := c.comps[key]; ok {
+		return comp
+	}
+	comp := &Component{Name: name}
+	index := map[lang.Process]int32{}
+	var queue []lang.Process
+	// visit returns the derivative index of term t, naming it after the
+	// first process constant through which it was reached.
+	visit := func(t lang.Process) int32 {
+		label := ""
+		for {
+			switch u := t.(type) {
+			case *lang.Const:
+				if label == "" {
+					label = u.Name
+				}
+				t = c.m.Procs[u.Name].Decl.Body
+				continue
+			case *lang.ParenProc:
+				t = u.X
+				continue
+			}
+			break
+		}
+		if i, ok := index[t]; ok {
+			return i
+		}
+		if label == "" {
+			label = lang.ProcessString(t)
+		}
+		i := int32(len(comp.States))
+		index[t] = i
+		comp.States = append(comp.States, label)
+		queue = append(queue, t)
+		return i
+	}
+	visit(p)
+	for k := 0; k < len(queue); k++ {
+		var out []localTrans
+		var add func(t lang.Process)
+		add = func(t lang.Process) {
+			switch u := t.(type) {
+			case *lang.Prefix:
+				r := c.m.PrefixRate(u)
+				tr := localTrans{action: c.action(u.Action.Name), passive: r.Passive, rate: r.Value, target: visit(u.Then)}
+				for i := range out {
+					// The race (a, r).X + (a, s).X is one activity at r + s.
+					if out[i].action == tr.action && out[i].target == tr.target && out[i].passive == tr.passive {
+						out[i].rate += tr.rate
+						return
+					}
+				}
+				out = append(out, tr)
+			case *lang.Choice:
+				for _, a := range u.Alts {
+					add(a)
+				}
+			case *lang.Const:
+				add(c.m.Procs[u.Name].Decl.Body)
+			case *lang.ParenProc:
+				add(u.X)
+			}
+		}
+		add(queue[k])
+		comp.trans = append(comp.trans, out)
+	}
+	c.comps[key] = comp
+	return comp
+}
+
+// aggregateLeaf builds the counting leaf of n copies of comp: its local
+// states are the reachable count vectors.
+func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
+	k := len(comp.States)
+	l := &Leaf{Name: name, Group: group, Comp: comp, Copies: n}
+	index := map[string]int32{}
+	key := func(v []int32) string {
+		b := make([]byte, 0, 4*len(v))
+		for _, x := range v {
+			b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+		}
+		return string(b)
+	}
+	init := make([]int32, k)
+	init[0] = int32(n)
+	index[key(init)] = 0
+	l.Counts = append(l.Counts, init)
+	const maxLocal = 1 << 24
+	for s := 0; s < len(l.Counts); s++ {
+		v := l.Counts[s]
+		var out []localTrans
+		for d, cnt := range v {
+			if cnt == 0 {
+				continue
+			}
+			for _, t := range comp.trans[d] {
+				w := append([]int32(nil), v...)
+				w[d]--
+				w[t.target]++
+				kw := key(w)
+				id, ok := index[kw]
+				if !ok {
+					if len(l.Counts) >= maxLocal {
+						return nil, fmt.Errorf("array %s: more than %d local states when aggregated", name, maxLocal)
+					}
+					id = int32(len(l.Counts))
+					index[kw] = id
+					l.Counts = append(l.Counts, w)
+				}
+				merged := false
+				for i := range out {
+					if out[i].action == t.action && out[i].target == id && out[i].passive == t.passive {
+						out[i].rate += float64(cnt) * t.rate
+						merged = true
+						break
+					}
+				}
+				if !merged {
+					out = append(out, localTrans{action: t.action, passive: t.passive, rate: float64(cnt) * t.rate, target: id})
+				}
+			}
+		}
+		l.trans = append(l.trans, out)
+	}
+	l.NumLocal = len(l.Counts)
+	return l, nil
+}
+
+// pack assigns each leaf its bit field; a field never straddles two words.
+func (c *compiler) pack() error {
+	word, used := 0, uint(0)
+	for _, l := range c.s.Leaves {
+		width := uint(bits.Len(uint(l.NumLocal - 1)))
+		if width > 64 {
+			return fmt.Errorf("component %s has too many local states", l.Name)
+		}
+		if used+width > 64 {
+			word++
+			used = 0
+		}
+		l.word, l.shift = word, used
+		if width == 64 {
+			l.mask = ^uint64(0)
+		} else {
+			l.mask = 1<<width - 1
+		}
+		used += width
+	}
+	c.s.Words = word + 1
+	return nil
+}
+
+// alphabet is the set of actions a compiled subtree can perform.
+func alphabet(n node) map[int32]bool {
+	out := map[int32]bool{}
+	var walk func(n node)
+	walk = func(n node) {
+		switch n := n.(type) {
+		case *leafNode:
+			for _, ts := range n.leaf.trans {
+				for _, t := range ts {
+					out[t.action] = true
+				}
+			}
+		case *parNode:
+			for _, k := range n.kids {
+				walk(k)
+			}
+		case *coopNode:
+			walk(n.x)
+			walk(n.y)
+		case *hideNode:
+			inner := alphabet(n.child)
+			for a := range inner {
+				if n.hidden[a] {
+					a = TauAction
+				}
+				out[a] = true
+			}
+		}
+	}
+	walk(n)
+	return out
+}
+
+// StateNames lists the local state names of a packed state, one per leaf.
+func (s *Structure) StateNames(state []uint64) []string {
+	out := make([]string, len(s.Leaves))
+	for i, l := range s.Leaves {
+		out[i] = l.LocalName(l.Local(state))
+	}
+	return out
+}
+
+// ActionID returns the id of a named action.
+func (s *Structure) ActionID(name string) (int32, bool) {
+	id, ok := s.actionID[name]
+	return id, ok
+}
+
+// sortedActions returns the ids of a set in increasing order.
+func sortedActions(set map[int32]bool) []int32 {
+	out := make([]int32, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

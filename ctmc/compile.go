@@ -2,6 +2,7 @@ package ctmc
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 	"strings"
@@ -31,6 +32,9 @@ type Structure struct {
 	Words   int // uint64 words per packed state
 	// Aggregated reports whether some array was aggregated.
 	Aggregated bool
+	// RadixSize is the product of the leaves' local state counts (an upper
+	// bound on the state space), or 0 if it overflows an int64.
+	RadixSize int64
 
 	actionID map[string]int32
 	root     node
@@ -73,6 +77,10 @@ type Leaf struct {
 	word  int
 	shift uint
 	mask  uint64
+	// stride is the leaf's weight in the state's mixed-radix number
+	// sum_l local_l * stride_l (stride_l = product of the NumLocal of the
+	// leaves before l), when the product of all NumLocal fits in an int64.
+	stride int64
 }
 
 // LocalName is the name of a leaf-local state.
@@ -427,7 +435,27 @@ func (c *compiler) pack() error {
 		used += width
 	}
 	c.s.Words = word + 1
+	stride := int64(1)
+	c.s.RadixSize = 1
+	for _, l := range c.s.Leaves {
+		l.stride = stride
+		if stride > math.MaxInt64/int64(l.NumLocal) {
+			c.s.RadixSize = 0 // too large to number
+			break
+		}
+		stride *= int64(l.NumLocal)
+		c.s.RadixSize = stride
+	}
 	return nil
+}
+
+// radix is the mixed-radix number of a packed state.
+func (s *Structure) radix(state []uint64) int64 {
+	r := int64(0)
+	for _, l := range s.Leaves {
+		r += int64(l.Local(state)) * l.stride
+	}
+	return r
 }
 
 // alphabet is the set of actions a compiled subtree can perform.

@@ -12,15 +12,16 @@ import "math"
 
 // tlist is a list of transitions in struct-of-arrays form.
 type tlist struct {
-	w     int
-	act   []int32
-	pas   []bool
-	rate  []float64
-	delta []uint64 // w words per transition
+	w      int
+	act    []int32
+	pas    []bool
+	rate   []float64
+	delta  []uint64 // w words per transition
+	rdelta []int64  // change of the state's mixed-radix number (see Leaf.stride)
 }
 
 func (t *tlist) reset() {
-	t.act, t.pas, t.rate, t.delta = t.act[:0], t.pas[:0], t.rate[:0], t.delta[:0]
+	t.act, t.pas, t.rate, t.delta, t.rdelta = t.act[:0], t.pas[:0], t.rate[:0], t.delta[:0], t.rdelta[:0]
 }
 
 func (t *tlist) len() int { return len(t.act) }
@@ -31,6 +32,7 @@ func (t *tlist) copyFrom(u *tlist, i int) {
 	t.pas = append(t.pas, u.pas[i])
 	t.rate = append(t.rate, u.rate[i])
 	t.delta = append(t.delta, u.delta[i*u.w:(i+1)*u.w]...)
+	t.rdelta = append(t.rdelta, u.rdelta[i])
 }
 
 // evalError records the first semantic error met during exploration: an
@@ -58,6 +60,7 @@ func (n *leafNode) eval(state []uint64, out *tlist, _ *evalError) {
 		out.pas = append(out.pas, t.passive)
 		out.rate = append(out.rate, t.rate)
 		d := uint64(t.target)<<l.shift - s<<l.shift
+		out.rdelta = append(out.rdelta, (int64(t.target)-int64(s))*l.stride)
 		for w := 0; w < out.w; w++ {
 			if w == l.word {
 				out.delta = append(out.delta, d)
@@ -109,19 +112,82 @@ func (n *hideNode) eval(state []uint64, out *tlist, e *evalError) {
 }
 
 // coopNode is x <set> y with a non-empty set.
+//
+// Its transitions are listed in a fixed order: x's unshared ones, y's
+// unshared ones, then the shared ones in the order of y's transitions, each
+// with its partners in x in x's order. Per state it groups each side's
+// shared transitions by action (bucket lists, apparent rates); a side that
+// is constant is grouped once, at freeze time, which matters for mapping
+// models, whose applications form one constant side.
 type coopNode struct {
 	x, y   node
 	set    map[int32]bool
 	inSet  []bool // by action id
 	bx, by tlist
+	gx, gy grouping
+}
 
-	// Per-action apparent rates, valid where stamp == gen.
-	gen            uint32
-	stampX, stampY []uint32
-	actX, pasX     []float64
-	actY, pasY     []float64
-	headY          []int32
-	nextY          []int32
+// grouping holds one side's shared transitions bucketed by action, and the
+// side's apparent rate of each action (active and passive parts). Entries
+// are valid where stamp == gen, or everywhere for a constant side.
+type grouping struct {
+	constant bool
+	gen      uint32
+	stamp    []uint32
+	act, pas []float64
+	head     []int32 // first transition with the action, -1 at the end
+	next     []int32 // next transition with the same action
+}
+
+func (g *grouping) init(nActions int) {
+	g.stamp = make([]uint32, nActions)
+	g.act, g.pas = make([]float64, nActions), make([]float64, nActions)
+	g.head = make([]int32, nActions)
+}
+
+func (g *grouping) valid(a int32) bool { return g.constant || g.stamp[a] == g.gen }
+
+// build groups the shared transitions of l (constant sides are built once).
+func (g *grouping) build(l *tlist, inSet []bool) {
+	if g.constant {
+		return
+	}
+	g.gen++
+	if g.gen == 0 { // wrapped: clear the stamps
+		clear(g.stamp)
+		g.gen = 1
+	}
+	if cap(g.next) < l.len() {
+		g.next = make([]int32, l.len(), 2*l.len())
+	}
+	g.next = g.next[:l.len()]
+	for i := l.len() - 1; i >= 0; i-- {
+		a := l.act[i]
+		if !inSet[a] {
+			continue
+		}
+		if g.stamp[a] != g.gen {
+			g.stamp[a], g.act[a], g.pas[a], g.head[a] = g.gen, 0, 0, -1
+		}
+		if l.pas[i] {
+			g.pas[a] += l.rate[i]
+		} else {
+			g.act[a] += l.rate[i]
+		}
+		g.next[i] = g.head[a]
+		g.head[a] = int32(i)
+	}
+}
+
+// freezeConstant groups a constant side once and for all.
+func (g *grouping) freezeConstant(l *tlist, inSet []bool) {
+	g.build(l, inSet)
+	for a := range g.stamp {
+		if g.stamp[a] != g.gen {
+			g.head[a] = -1
+		}
+	}
+	g.constant = true
 }
 
 // list evaluates child into scratch, or returns its constant list.
@@ -147,62 +213,26 @@ func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 			out.copyFrom(by, i)
 		}
 	}
-	n.gen++
-	if n.gen == 0 { // wrapped: clear the stamps
-		clear(n.stampX)
-		clear(n.stampY)
-		n.gen = 1
-	}
-	g := n.gen
-	for i, a := range bx.act {
-		if !n.inSet[a] {
-			continue
-		}
-		if n.stampX[a] != g {
-			n.stampX[a], n.actX[a], n.pasX[a] = g, 0, 0
-		}
-		if bx.pas[i] {
-			n.pasX[a] += bx.rate[i]
-		} else {
-			n.actX[a] += bx.rate[i]
-		}
-	}
-	if cap(n.nextY) < by.len() {
-		n.nextY = make([]int32, by.len(), 2*by.len())
-	}
-	n.nextY = n.nextY[:by.len()]
-	for i := by.len() - 1; i >= 0; i-- {
-		a := by.act[i]
-		if !n.inSet[a] {
-			continue
-		}
-		if n.stampY[a] != g {
-			n.stampY[a], n.actY[a], n.pasY[a], n.headY[a] = g, 0, 0, -1
-		}
-		if by.pas[i] {
-			n.pasY[a] += by.rate[i]
-		} else {
-			n.actY[a] += by.rate[i]
-		}
-		n.nextY[i] = n.headY[a]
-		n.headY[a] = int32(i)
-	}
+	gx, gy := &n.gx, &n.gy
+	gx.build(bx, n.inSet)
+	gy.build(by, n.inSet)
 	w := out.w
-	for i, a := range bx.act {
-		if !n.inSet[a] || n.stampY[a] != g {
-			continue // not shared, or y does not enable a: blocked
+	for j, a := range by.act {
+		if !n.inSet[a] || !gx.valid(a) || gx.head[a] < 0 {
+			continue // not shared, or x does not enable a: blocked
 		}
-		ax, px, ay, py := n.actX[a], n.pasX[a], n.actY[a], n.pasY[a]
+		ax, px, ay, py := gx.act[a], gx.pas[a], gy.act[a], gy.pas[a]
 		if (ax > 0 && px > 0) || (ay > 0 && py > 0) {
 			if !e.mixed {
 				e.mixed, e.action = true, a
 			}
 			continue
 		}
-		for j := n.headY[a]; j >= 0; j = n.nextY[j] {
+		ry := by.rate[j]
+		for i := gx.head[a]; i >= 0; i = gx.next[i] {
+			rx := bx.rate[i]
 			var rate float64
 			passive := false
-			rx, ry := bx.rate[i], by.rate[j]
 			switch {
 			case ax > 0 && ay > 0:
 				rate = (rx / ax) * (ry / ay) * math.Min(ax, ay)
@@ -218,8 +248,9 @@ func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 			out.pas = append(out.pas, passive)
 			out.rate = append(out.rate, rate)
 			for k := 0; k < w; k++ {
-				out.delta = append(out.delta, bx.delta[i*w+k]+by.delta[int(j)*w+k])
+				out.delta = append(out.delta, bx.delta[int(i)*w+k]+by.delta[j*w+k])
 			}
+			out.rdelta = append(out.rdelta, bx.rdelta[i]+by.rdelta[j])
 		}
 	}
 }
@@ -260,17 +291,21 @@ func freeze(n node, words, nActions int) node {
 		for a := range m.set {
 			m.inSet[a] = true
 		}
-		m.stampX, m.stampY = make([]uint32, nActions), make([]uint32, nActions)
-		m.actX, m.pasX = make([]float64, nActions), make([]float64, nActions)
-		m.actY, m.pasY = make([]float64, nActions), make([]float64, nActions)
-		m.headY = make([]int32, nActions)
+		m.gx.init(nActions)
+		m.gy.init(nActions)
 		m.bx.w, m.by.w = words, words
 		m.x = freeze(m.x, words, nActions)
 		m.y = freeze(m.y, words, nActions)
-		_, cx := m.x.(*constNode)
-		_, cy := m.y.(*constNode)
-		if cx && cy {
+		cx, isCX := m.x.(*constNode)
+		cy, isCY := m.y.(*constNode)
+		if isCX && isCY {
 			return constOf(m, words)
+		}
+		if isCX {
+			m.gx.freezeConstant(&cx.list, m.inSet)
+		}
+		if isCY {
+			m.gy.freezeConstant(&cy.list, m.inSet)
 		}
 		return m
 	}

@@ -26,21 +26,23 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"check": {"parse and statically check models", runCheck},
-	"fmt":   {"print or rewrite models in canonical layout", runFmt},
+	"check":  {"parse and statically check models", runCheck},
+	"fmt":    {"print or rewrite models in canonical layout", runFmt},
+	"states": {"derive the CTMC, print its size, export it for PRISM", runStates},
+	"steady": {"steady state: throughput per action, utilisation per local state", runSteady},
 }
 
 // env is what a verb may touch: its streams.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	stdoutTerminal bool
+	stderrTerminal bool // show progress on long runs
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stdoutTerminal: isTerminal(os.Stdout)}
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrTerminal: isTerminal(os.Stderr)}
 	os.Exit(run(ctx, e, os.Args[1:]))
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +137,64 @@ func TestBundledModels(t *testing.T) {
 	for _, n := range names {
 		if code, _, stderr := runPepa(t, "", "check", n); code != exitOK {
 			t.Errorf("pepa check %s: exit %d\n%s", n, code, stderr)
+		}
+	}
+}
+
+func TestStatesAndSteady(t *testing.T) {
+	code, out, stderr := runPepa(t, "", "states", "--format", "json", "../../testdata/pc-lan.pepa")
+	if code != exitOK || !strings.Contains(out, `"states": 128`) || !strings.Contains(out, `"transitions": 384`) {
+		t.Fatalf("states: exit %d\n%s\n%s", code, out, stderr)
+	}
+	code, out, stderr = runPepa(t, "", "steady", "--format", "csv", "../../testdata/pc-lan.pepa")
+	if code != exitOK || !strings.HasPrefix(out, "measure,component,name,value\nthroughput,,arrive1,") {
+		t.Fatalf("steady: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// Every PC sees the same packet throughput, which equals the arrival
+	// rate times the probability that the PC is idle.
+	var idle, thr float64
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, ",")
+		if len(f) == 4 && f[0] == "throughput" && f[2] == "arrive1" {
+			fmt.Sscan(f[3], &thr)
+		}
+		if len(f) == 4 && f[0] == "utilisation" && f[1] == "PC1" && f[2] == "PC1" {
+			fmt.Sscan(f[3], &idle)
+		}
+	}
+	if thr == 0 || math.Abs(thr-0.2*idle) > 1e-12 {
+		t.Errorf("throughput(arrive1) = %g, 0.2 * P(PC1 idle) = %g", thr, 0.2*idle)
+	}
+}
+
+func TestStatesExportAndLimit(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "lan")
+	code, _, stderr := runPepa(t, "", "states", "--export", "prism", prefix, "../../testdata/pc-lan.pepa")
+	if code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	for _, ext := range []string{".tra", ".sta", ".lab"} {
+		if b, err := os.ReadFile(prefix + ext); err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", ext, err)
+		}
+	}
+	tra, _ := os.ReadFile(prefix + ".tra")
+	if !strings.HasPrefix(string(tra), "128 384\n") {
+		t.Errorf(".tra header: %q", strings.SplitN(string(tra), "\n", 2)[0])
+	}
+	code, _, stderr = runPepa(t, "", "states", "--max-states", "50", "../../testdata/pc-lan.pepa")
+	if code != exitInvalid || !strings.Contains(stderr, "more than 50 states") {
+		t.Errorf("limit: exit %d: %s", code, stderr)
+	}
+}
+
+func TestDeadlockExit(t *testing.T) {
+	p := writeTemp(t, "dead.pepa", "P = (a, 1).Stop; Stop = (b, infty).Stop; R = (c, 1).R2; R2 = (d, 1).R2; P <b, d> R\n")
+	for _, verb := range []string{"states", "steady"} {
+		code, _, stderr := runPepa(t, "", verb, p)
+		if code != exitInvalid || !strings.Contains(stderr, "deadlock in state 3: Stop, R2") {
+			t.Errorf("%s: exit %d: %s", verb, code, stderr)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -9,7 +11,16 @@ import (
 // writeFileAtomic writes data to a temporary file beside path and renames it
 // over path, so that a failed or interrupted run never leaves a partial file
 // (for make to trust). An existing file keeps its permissions.
-func writeFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicFunc is writeFileAtomic for output produced by write,
+// streamed to the temporary file.
+func writeFileAtomicFunc(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -25,7 +36,11 @@ func writeFileAtomic(path string, data []byte) (err error) {
 	if st, statErr := os.Stat(path); statErr == nil {
 		mode = st.Mode().Perm()
 	}
-	if _, err = tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Chmod(mode); err != nil {

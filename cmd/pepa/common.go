@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"pepa/ctmc"
+	"pepa/lang"
+)
+
+// outputFlags are the flags every analysis verb shares.
+type outputFlags struct {
+	format    string
+	out       string
+	maxStates int
+	aggregate bool
+}
+
+func (o *outputFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.format, "format", "text", "output format: text, json or csv")
+	fs.StringVar(&o.out, "o", "", "write the result to `FILE` (atomically) instead of standard output")
+	fs.IntVar(&o.maxStates, "max-states", defaultMaxStates(), "refuse chains with more than `N` states (default from available memory)")
+	fs.BoolVar(&o.aggregate, "aggregate", true, "count identical copies of arrays P[n] instead of keeping each copy (same results, fewer states)")
+}
+
+func (o *outputFlags) validate(e *env, verb string) int {
+	switch o.format {
+	case "text", "json", "csv":
+	default:
+		return usageError(e, verb, "unknown --format %q (want text, json or csv)", o.format)
+	}
+	if o.maxStates < 0 {
+		return usageError(e, verb, "--max-states must be positive")
+	}
+	return -1
+}
+
+// bytesPerState is a generous estimate of the memory a derived state costs
+// with its transitions and the solvers' vectors.
+const bytesPerState = 400
+
+// defaultMaxStates is half the available memory divided by bytesPerState.
+func defaultMaxStates() int {
+	avail := int64(4 << 30)
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemAvailable:") {
+				f := strings.Fields(line)
+				if len(f) >= 2 {
+					if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+						avail = kb << 10
+					}
+				}
+			}
+		}
+	}
+	n := avail / 2 / bytesPerState
+	if n > 1<<31-2 {
+		n = 1<<31 - 2
+	}
+	return int(n)
+}
+
+// writeOutput sends the result to -o (via a temporary file renamed into
+// place) or to standard output.
+func writeOutput(e *env, path string, write func(w io.Writer) error) error {
+	if path == "" || path == "-" {
+		bw := bufio.NewWriter(e.stdout)
+		if err := write(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	return writeFileAtomicFunc(path, write)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// loadModel reads, parses and checks one model, printing diagnostics. It
+// returns a non-negative exit code on failure.
+func loadModel(e *env, verb, name string) (*lang.Model, int) {
+	src, err := readInput(e, name)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa %s: %v\n", verb, err)
+		return nil, exitUsage
+	}
+	m, diags := lang.Load(displayName(name), src)
+	printDiags(e, diags, true)
+	if m == nil {
+		return nil, exitInvalid
+	}
+	return m, -1
+}
+
+// deriveModel compiles and derives a model's chain, with progress on a
+// terminal.
+func deriveModel(ctx context.Context, e *env, verb, name string, m *lang.Model, o *outputFlags) (*ctmc.Chain, int) {
+	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		return nil, exitInvalid
+	}
+	opt := ctmc.DeriveOptions{MaxStates: o.maxStates}
+	if e.stderrTerminal {
+		opt.Progress = func(n int, d time.Duration) {
+			fmt.Fprintf(e.stderr, "\rderiving %s: %d states (%.0f states/s)   ", displayName(name), n, float64(n)/d.Seconds())
+		}
+	}
+	c, err := ctmc.Derive(ctx, s, opt)
+	if e.stderrTerminal {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "pepa %s: interrupted\n", verb)
+			return nil, exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		return nil, exitInvalid
+	}
+	return c, -1
+}
+
+// reportDeadlocks prints the deadlocked states (at most a few) as errors.
+func reportDeadlocks(e *env, name string, c *ctmc.Chain) {
+	for k, d := range c.Deadlocks {
+		if k == 5 {
+			fmt.Fprintf(e.stderr, "%s: error: ... and %d more deadlocked states\n", displayName(name), len(c.Deadlocks)-5)
+			break
+		}
+		fmt.Fprintf(e.stderr, "%s: error: deadlock in state %d: %s\n", displayName(name), d, c.StateString(int(d)))
+	}
+}
+
+func csvQuote(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}
+
+func fmtFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

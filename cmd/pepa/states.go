@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"pepa/ctmc"
+)
+
+func runStates(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "states", "states [flags] FILE",
+		`  pepa states testdata/pc-lan.pepa                  state and transition counts
+  pepa states --format json testdata/pc-lan.pepa    the same as JSON
+  pepa states --export prism out/lan testdata/pc-lan.pepa
+                                                    write out/lan.tra, .sta, .lab for PRISM or Storm
+`)
+	var o outputFlags
+	o.register(fs)
+	export := fs.String("export", "", "export format: prism (writes PREFIX.tra, PREFIX.sta, PREFIX.lab; PREFIX is the argument after the format)")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	if code := o.validate(e, "states"); code >= 0 {
+		return code
+	}
+	var prefix string
+	if *export != "" {
+		if *export != "prism" {
+			return usageError(e, "states", "unknown --export format %q (want prism)", *export)
+		}
+		if len(files) != 2 {
+			return usageError(e, "states", "--export prism needs a PREFIX and a model file: pepa states --export prism PREFIX FILE")
+		}
+		prefix, files = files[0], files[1:]
+	}
+	if len(files) != 1 {
+		return usageError(e, "states", "need exactly one model file")
+	}
+	name := files[0]
+	m, code := loadModel(e, "states", name)
+	if code >= 0 {
+		return code
+	}
+	c, code := deriveModel(ctx, e, "states", name, m, &o)
+	if code >= 0 {
+		return code
+	}
+	if prefix != "" {
+		for _, part := range []struct {
+			ext   string
+			write func(io.Writer, *ctmc.Chain) error
+		}{{".tra", ctmc.WritePrismTra}, {".sta", ctmc.WritePrismSta}, {".lab", ctmc.WritePrismLab}} {
+			if err := writeOutput(e, prefix+part.ext, func(w io.Writer) error { return part.write(w, c) }); err != nil {
+				fmt.Fprintf(e.stderr, "pepa states: %v\n", err)
+				return exitInvalid
+			}
+		}
+	}
+	aggregation := "off"
+	if o.aggregate {
+		aggregation = "on (no array to aggregate)"
+		if c.S.Aggregated {
+			aggregation = "on (copies of arrays counted)"
+		}
+	}
+	err := writeOutput(e, o.out, func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			return writeJSON(w, map[string]any{
+				"model": displayName(name), "states": c.N, "transitions": c.NumTransitions(),
+				"deadlocks": len(c.Deadlocks), "aggregated": c.S.Aggregated, "components": len(c.S.Leaves),
+			})
+		case "csv":
+			fmt.Fprintln(w, "model,states,transitions,deadlocks,aggregated,components")
+			fmt.Fprintf(w, "%s,%d,%d,%d,%v,%d\n", csvQuote(displayName(name)), c.N, c.NumTransitions(), len(c.Deadlocks), c.S.Aggregated, len(c.S.Leaves))
+			return nil
+		}
+		fmt.Fprintf(w, "model:        %s\n", displayName(name))
+		fmt.Fprintf(w, "states:       %d\n", c.N)
+		fmt.Fprintf(w, "transitions:  %d\n", c.NumTransitions())
+		fmt.Fprintf(w, "deadlocks:    %d\n", len(c.Deadlocks))
+		fmt.Fprintf(w, "components:   %d\n", len(c.S.Leaves))
+		fmt.Fprintf(w, "aggregation:  %s\n", aggregation)
+		if prefix != "" {
+			fmt.Fprintf(w, "exported:     %s.tra, %s.sta, %s.lab\n", prefix, prefix, prefix)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa states: %v\n", err)
+		return exitInvalid
+	}
+	if len(c.Deadlocks) > 0 {
+		reportDeadlocks(e, name, c)
+		return exitInvalid
+	}
+	return exitOK
+}

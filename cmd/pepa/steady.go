@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"pepa/ctmc"
+)
+
+func runSteady(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "steady", "steady [flags] FILE",
+		`  pepa steady testdata/pc-lan.pepa                  throughputs and utilisations
+  pepa steady --format csv -o lan.csv testdata/pc-lan.pepa
+  pepa steady --tolerance 1e-14 testdata/active-badge.pepa
+`)
+	var o outputFlags
+	o.register(fs)
+	tol := fs.Float64("tolerance", 1e-12, "stop when ||pi Q||_inf <= `TOL` * max exit rate * ||pi||_inf")
+	maxIter := fs.Int("max-iterations", 100000, "give up (with an error) after `N` Gauss-Seidel sweeps")
+	omega := fs.Float64("omega", 1, "SOR relaxation factor in (0, 2); 1 is Gauss-Seidel")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	if code := o.validate(e, "steady"); code >= 0 {
+		return code
+	}
+	if len(files) != 1 {
+		return usageError(e, "steady", "need exactly one model file")
+	}
+	if *tol <= 0 || *maxIter <= 0 || *omega <= 0 || *omega >= 2 {
+		return usageError(e, "steady", "--tolerance and --max-iterations must be positive and --omega in (0, 2)")
+	}
+	name := files[0]
+	m, code := loadModel(e, "steady", name)
+	if code >= 0 {
+		return code
+	}
+	c, code := deriveModel(ctx, e, "steady", name, m, &o)
+	if code >= 0 {
+		return code
+	}
+	if len(c.Deadlocks) > 0 {
+		reportDeadlocks(e, name, c)
+		return exitInvalid
+	}
+	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: *tol, MaxIterations: *maxIter, Omega: *omega})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		return exitInvalid
+	}
+	tps := ctmc.Throughputs(c, res.Pi)
+	uts := ctmc.Utilisations(c, res.Pi)
+	err = writeOutput(e, o.out, func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			type tp struct {
+				Action     string  `json:"action"`
+				Throughput float64 `json:"throughput"`
+			}
+			type ut struct {
+				Component  string  `json:"component"`
+				State      string  `json:"state"`
+				Population float64 `json:"population"`
+			}
+			out := struct {
+				Model       string  `json:"model"`
+				States      int     `json:"states"`
+				Transitions int     `json:"transitions"`
+				Iterations  int     `json:"iterations"`
+				Residual    float64 `json:"residual"`
+				Throughput  []tp    `json:"throughput"`
+				Utilisation []ut    `json:"utilisation"`
+			}{Model: displayName(name), States: c.N, Transitions: c.NumTransitions(), Iterations: res.Iterations, Residual: res.Residual}
+			for _, t := range tps {
+				out.Throughput = append(out.Throughput, tp{t.Action, t.Value})
+			}
+			for _, u := range uts {
+				out.Utilisation = append(out.Utilisation, ut{u.Component, u.State, u.Value})
+			}
+			return writeJSON(w, out)
+		case "csv":
+			fmt.Fprintln(w, "measure,component,name,value")
+			for _, t := range tps {
+				fmt.Fprintf(w, "throughput,,%s,%s\n", csvQuote(t.Action), fmtFloat(t.Value))
+			}
+			for _, u := range uts {
+				fmt.Fprintf(w, "utilisation,%s,%s,%s\n", csvQuote(u.Component), csvQuote(u.State), fmtFloat(u.Value))
+			}
+			return nil
+		}
+		fmt.Fprintf(w, "model:    %s\n", displayName(name))
+		fmt.Fprintf(w, "states:   %d (%d transitions)\n", c.N, c.NumTransitions())
+		fmt.Fprintf(w, "solver:   Gauss-Seidel, %d iterations, relative residual %.2g\n\n", res.Iterations, res.Residual)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "action\tthroughput")
+		for _, t := range tps {
+			fmt.Fprintf(tw, "%s\t%.10g\n", t.Action, t.Value)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "component\tlocal state\tpopulation")
+		for _, u := range uts {
+			fmt.Fprintf(tw, "%s\t%s\t%.10g\n", u.Component, u.State, u.Value)
+		}
+		return tw.Flush()
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa steady: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}

@@ -1,0 +1,586 @@
+package passage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"pepa/ctmc"
+)
+
+// Problem is one passage: where it starts and what ends it.
+type Problem struct {
+	// Alpha is the initial distribution over the chain's states (length N,
+	// summing to 1).
+	Alpha []float64
+	// TargetActions end the passage at the first firing of a transition
+	// labelled by one of them (semantics.md section 2, "initial").
+	TargetActions []int32
+	// TargetStates, if not nil (length N), end the passage on entering one
+	// of the marked states; a start inside them ends it at t = 0.
+	TargetStates []bool
+}
+
+// Options controls the uniformization.
+type Options struct {
+	// Epsilon bounds the truncation error of every CDF value (default 1e-10).
+	Epsilon float64
+	// Horizon is the largest t that will be asked of the results. The
+	// iteration stops at the Poisson right truncation point for q*Horizon,
+	// or earlier once every passage's unabsorbed mass is below Epsilon/2.
+	Horizon float64
+	// Complete asks for iteration until the unabsorbed mass is below
+	// Epsilon/2 whatever the horizon (needed for quantiles), up to
+	// MaxIterations (default 10 million), after which it is an error.
+	Complete      bool
+	MaxIterations int
+	// QFactor multiplies the largest exit rate to give the uniformization
+	// rate q (default 1.02).
+	QFactor float64
+}
+
+func (o *Options) defaults() {
+	if o.Epsilon <= 0 {
+		o.Epsilon = 1e-10
+	}
+	if o.MaxIterations <= 0 {
+		o.MaxIterations = 10_000_000
+	}
+	if o.QFactor < 1 {
+		o.QFactor = 1.02
+	}
+}
+
+// Result is the outcome of one passage: the probability mass absorbed in
+// the target after k steps of the uniformized chain, from which the CDF,
+// density and quantiles at any t follow.
+type Result struct {
+	Q        float64   // uniformization rate
+	Absorbed []float64 // Absorbed[k]: mass in the target after k jumps
+	// Rest is the mass neither absorbed nor stuck in a non-target absorbing
+	// state after the last step: later Absorbed values are within Rest of
+	// the last one.
+	Rest float64
+	// Complete: Rest <= Epsilon/2, so the series is known for every k.
+	Complete bool
+	Epsilon  float64
+	// Reachable is false when no state of the start can reach the target
+	// (then every CDF value is exactly 0).
+	Reachable bool
+}
+
+// Iterations is the number of uniformization steps taken.
+func (r *Result) Iterations() int { return len(r.Absorbed) - 1 }
+
+// absorbedAt is a_k, extended past the series by its last value (exact to
+// Rest when Complete).
+func (r *Result) absorbedAt(k int) float64 {
+	if k < len(r.Absorbed) {
+		return r.Absorbed[k]
+	}
+	return r.Absorbed[len(r.Absorbed)-1]
+}
+
+// ErrBeyondHorizon is returned for a time past the computed horizon.
+var ErrBeyondHorizon = errors.New("time beyond the horizon the passage was computed for")
+
+// CDF is P(passage time <= t), within Epsilon of the exact value.
+func (r *Result) CDF(t float64) (float64, error) {
+	if t < 0 {
+		return 0, nil
+	}
+	w, err := r.weights(t)
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for i, x := range w.W {
+		sum += x * r.absorbedAt(w.Left+i)
+	}
+	return clamp01(sum), nil
+}
+
+// PDF is the density of the passage time at t: the derivative of the CDF,
+// q * sum_k Poisson(k; q t) (a_{k+1} - a_k), within q*Epsilon.
+func (r *Result) PDF(t float64) (float64, error) {
+	if t < 0 {
+		return 0, nil
+	}
+	w, err := r.weights(t)
+	if err != nil {
+		return 0, err
+	}
+	if w.Right()+1 >= len(r.Absorbed) && !r.Complete {
+		return 0, ErrBeyondHorizon
+	}
+	sum := 0.0
+	for i, x := range w.W {
+		k := w.Left + i
+		sum += x * (r.absorbedAt(k+1) - r.absorbedAt(k))
+	}
+	return math.Max(0, r.Q*sum), nil
+}
+
+func (r *Result) weights(t float64) (*PoissonWeights, error) {
+	w, err := FoxGlynn(r.Q*t, r.Epsilon/2)
+	if err != nil {
+		return nil, err
+	}
+	if w.Right() >= len(r.Absorbed) && !r.Complete {
+		return nil, fmt.Errorf("%w (t = %g needs %d steps, %d computed)", ErrBeyondHorizon, t, w.Right(), len(r.Absorbed)-1)
+	}
+	return w, nil
+}
+
+func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
+
+// Quantile returns the smallest t with CDF(t) >= p, to within a relative
+// 1e-9 (and the CDF's own Epsilon). The result must be Complete. It returns
+// +Inf if the passage reaches its target with probability below p.
+func (r *Result) Quantile(p float64) (float64, error) {
+	if !(p > 0 && p < 1) {
+		return 0, fmt.Errorf("quantile %g must be in (0, 1)", p)
+	}
+	if !r.Complete {
+		return 0, fmt.Errorf("quantiles need the complete passage distribution")
+	}
+	if r.absorbedAt(len(r.Absorbed)) < p-r.Epsilon {
+		return math.Inf(1), nil
+	}
+	cdf := func(t float64) float64 { v, _ := r.CDF(t); return v }
+	if cdf(0) >= p {
+		return 0, nil
+	}
+	hi := 1 / r.Q
+	for cdf(hi) < p {
+		hi *= 2
+		if hi > 1e15/r.Q {
+			return math.Inf(1), nil
+		}
+	}
+	lo := 0.0
+	for hi-lo > 1e-9*hi {
+		mid := (lo + hi) / 2
+		if cdf(mid) >= p {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// Solve computes several passages over one chain in a single sweep of the
+// matrix per step: the passages' vectors are stored interleaved, so each
+// matrix entry is read once for all of them.
+func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]*Result, error) {
+	opt.defaults()
+	if len(probs) == 0 {
+		return nil, nil
+	}
+	var results []*Result
+	for start := 0; start < len(probs); start += maxBlock {
+		end := min(start+maxBlock, len(probs))
+		rs, err := solveBlock(ctx, c, probs[start:end], opt)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
+	return results, nil
+}
+
+// maxBlock is the most passages that share a sweep (one bit each in a mask).
+const maxBlock = 64
+
+// rowBlock is the number of rows one worker takes at a time. It does not
+// depend on the number of cores, and sums over rows are reduced block by
+// block in order, so results are bit-for-bit the same whatever GOMAXPROCS.
+const rowBlock = 4096
+
+type kernel struct {
+	n, p int
+	// Transposed, uniformized matrix without self-loops, split into entries
+	// whose action ends no passage of the block (common) and the others
+	// (special, with their action).
+	cPtr []int64
+	cSrc []int32
+	cVal []float64
+	sPtr []int64
+	sSrc []int32
+	sVal []float64
+	sAct []int32
+	mask []uint64 // by action: bit p set if the action ends passage p
+
+	diag  []float64 // [j*p+k]: probability of staying in j
+	out   []float64 // [j*p+k]: probability of jumping from j to passage k's target
+	zero  []bool    // [j*p+k]: j is a target state of passage k (mass there is absorbed)
+	trans []bool    // [j*p+k]: j is transient for passage k (can move at all)
+	anyZ  bool
+}
+
+func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]*Result, error) {
+	n, P := c.N, len(probs)
+	for i, pr := range probs {
+		if len(pr.Alpha) != n || (pr.TargetStates != nil && len(pr.TargetStates) != n) {
+			return nil, fmt.Errorf("passage %d: vectors do not match the chain's %d states", i, n)
+		}
+	}
+	q := 0.0
+	for i := 0; i < n; i++ {
+		q = math.Max(q, c.ExitRate(i))
+	}
+	q *= opt.QFactor
+	if q == 0 {
+		q = 1
+	}
+	k := buildKernel(c, probs, q)
+
+	results := make([]*Result, P)
+	v := make([]float64, n*P)
+	for p, pr := range probs {
+		r := &Result{Q: q, Epsilon: opt.Epsilon, Reachable: reachable(c, pr)}
+		a0 := 0.0
+		for i, x := range pr.Alpha {
+			if pr.TargetStates != nil && pr.TargetStates[i] {
+				a0 += x
+			} else {
+				v[i*P+p] = x
+			}
+		}
+		r.Absorbed = append(r.Absorbed, a0)
+		results[p] = r
+	}
+	kmax := opt.MaxIterations
+	if !opt.Complete {
+		w, err := FoxGlynn(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
+		if err != nil {
+			return nil, err
+		}
+		kmax = min(kmax, w.Right()+1) // +1: the density needs one more
+	}
+	done := make([]bool, P)
+	rest := make([]float64, P)
+	for p, r := range results {
+		rest[p] = k.restMass(v, p)
+		r.Rest = rest[p]
+		if !r.Reachable || rest[p] <= opt.Epsilon/2 {
+			done[p], r.Complete = true, true
+		}
+	}
+	y := make([]float64, n*P)
+	nblocks := (n + rowBlock - 1) / rowBlock
+	sinkPart := make([]float64, nblocks*P)
+	restPart := make([]float64, nblocks*P)
+	pool := newPool(nblocks)
+	defer pool.close()
+	for step := 1; step <= kmax; step++ {
+		if allTrue(done) {
+			break
+		}
+		if step&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		clear(sinkPart)
+		clear(restPart)
+		pool.run(func(b int) {
+			lo, hi := b*rowBlock, min((b+1)*rowBlock, n)
+			k.step(v, y, lo, hi, sinkPart[b*P:(b+1)*P], restPart[b*P:(b+1)*P])
+		})
+		v, y = y, v
+		for p, r := range results {
+			if done[p] {
+				continue
+			}
+			sink, rs := 0.0, 0.0
+			for b := 0; b < nblocks; b++ {
+				sink += sinkPart[b*P+p]
+				rs += restPart[b*P+p]
+			}
+			r.Absorbed = append(r.Absorbed, r.Absorbed[len(r.Absorbed)-1]+sink)
+			r.Rest = rs
+			if rs <= opt.Epsilon/2 {
+				done[p], r.Complete = true, true
+			}
+		}
+	}
+	if opt.Complete {
+		for p, r := range results {
+			if !r.Complete {
+				return nil, fmt.Errorf("passage %d: %d uniformization steps left %.3g of the probability unabsorbed (more than epsilon/2 = %.3g); the target may be unreachable from part of the chain",
+					p, opt.MaxIterations, r.Rest, opt.Epsilon/2)
+			}
+		}
+	}
+	return results, nil
+}
+
+func allTrue(b []bool) bool {
+	for _, x := range b {
+		if !x {
+			return false
+		}
+	}
+	return true
+}
+
+func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
+	n, P := c.N, len(probs)
+	k := &kernel{n: n, p: P}
+	k.mask = make([]uint64, len(c.S.Actions))
+	for p, pr := range probs {
+		for _, a := range pr.TargetActions {
+			k.mask[a] |= 1 << uint(p)
+		}
+		if pr.TargetStates != nil {
+			k.anyZ = true
+		}
+	}
+	// Count entries per target row.
+	k.cPtr = make([]int64, n+1)
+	k.sPtr = make([]int64, n+1)
+	for i := 0; i < n; i++ {
+		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+			j := c.Col[e]
+			if int(j) == i {
+				continue
+			}
+			if k.mask[c.Act[e]] == 0 {
+				k.cPtr[j+1]++
+			} else {
+				k.sPtr[j+1]++
+			}
+		}
+	}
+	for j := 0; j < n; j++ {
+		k.cPtr[j+1] += k.cPtr[j]
+		k.sPtr[j+1] += k.sPtr[j]
+	}
+	k.cSrc, k.cVal = make([]int32, k.cPtr[n]), make([]float64, k.cPtr[n])
+	k.sSrc, k.sVal, k.sAct = make([]int32, k.sPtr[n]), make([]float64, k.sPtr[n]), make([]int32, k.sPtr[n])
+	cFill := append([]int64(nil), k.cPtr[:n]...)
+	sFill := append([]int64(nil), k.sPtr[:n]...)
+	k.diag = make([]float64, n*P)
+	k.out = make([]float64, n*P)
+	k.trans = make([]bool, n*P)
+	if k.anyZ {
+		k.zero = make([]bool, n*P)
+	}
+	leave := make([]float64, P)
+	for i := 0; i < n; i++ {
+		clear(leave)
+		outI := k.out[i*P : (i+1)*P]
+		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
+			m := k.mask[a]
+			for p, pr := range probs {
+				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
+				if int(j) == i && !toTarget {
+					continue // a self-loop that ends nothing changes nothing
+				}
+				leave[p] += r
+				if toTarget {
+					outI[p] += r / q
+				}
+			}
+			if int(j) == i {
+				continue
+			}
+			if m == 0 {
+				k.cSrc[cFill[j]], k.cVal[cFill[j]] = int32(i), r/q
+				cFill[j]++
+			} else {
+				k.sSrc[sFill[j]], k.sVal[sFill[j]], k.sAct[sFill[j]] = int32(i), r/q, a
+				sFill[j]++
+			}
+		}
+		for p, pr := range probs {
+			k.diag[i*P+p] = 1 - leave[p]/q
+			k.trans[i*P+p] = leave[p] > 0
+			if pr.TargetStates != nil && pr.TargetStates[i] {
+				k.zero[i*P+p] = true
+				k.trans[i*P+p] = false
+			}
+		}
+	}
+	return k
+}
+
+// restMass is the mass of passage p in states that can still move.
+func (k *kernel) restMass(v []float64, p int) float64 {
+	s := 0.0
+	for j := 0; j < k.n; j++ {
+		if k.trans[j*k.p+p] {
+			s += v[j*k.p+p]
+		}
+	}
+	return s
+}
+
+// step computes rows lo..hi of y = v P for every passage, and adds to sink
+// the mass that jumps into each passage's target and to rest the new mass
+// in states that can still move.
+func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
+	P := k.p
+	if P == 1 {
+		k.step1(v, y, lo, hi, sink, rest)
+		return
+	}
+	var accBuf [maxBlock]float64
+	acc := accBuf[:P]
+	for j := lo; j < hi; j++ {
+		base := j * P
+		for p := 0; p < P; p++ {
+			acc[p] = k.diag[base+p] * v[base+p]
+			sink[p] += k.out[base+p] * v[base+p]
+		}
+		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
+			x := k.cVal[e]
+			src := v[int(k.cSrc[e])*P : int(k.cSrc[e])*P+P]
+			for p := range acc {
+				acc[p] += x * src[p]
+			}
+		}
+		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+			x, m := k.sVal[e], k.mask[k.sAct[e]]
+			src := v[int(k.sSrc[e])*P : int(k.sSrc[e])*P+P]
+			for p := range acc {
+				if m&(1<<uint(p)) == 0 {
+					acc[p] += x * src[p]
+				}
+			}
+		}
+		for p := 0; p < P; p++ {
+			if k.anyZ && k.zero[base+p] {
+				acc[p] = 0
+			}
+			y[base+p] = acc[p]
+			if k.trans[base+p] {
+				rest[p] += acc[p]
+			}
+		}
+	}
+}
+
+// step1 is step for a single passage: a plain CSR gather.
+func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
+	cPtr, cSrc, cVal := k.cPtr, k.cSrc, k.cVal
+	sumSink, sumRest := 0.0, 0.0
+	for j := lo; j < hi; j++ {
+		acc := k.diag[j] * v[j]
+		sumSink += k.out[j] * v[j]
+		for e := cPtr[j]; e < cPtr[j+1]; e++ {
+			acc += cVal[e] * v[cSrc[e]]
+		}
+		// Special entries end the (only) passage: their mass went to sink.
+		if k.anyZ && k.zero[j] {
+			acc = 0
+		}
+		y[j] = acc
+		if k.trans[j] {
+			sumRest += acc
+		}
+	}
+	sink[0] += sumSink
+	rest[0] += sumRest
+}
+
+// reachable reports whether the target can be reached from the start.
+func reachable(c *ctmc.Chain, pr Problem) bool {
+	isTA := map[int32]bool{}
+	for _, a := range pr.TargetActions {
+		isTA[a] = true
+	}
+	seen := make([]bool, c.N)
+	var stack []int32
+	for i, x := range pr.Alpha {
+		if x > 0 {
+			if pr.TargetStates != nil && pr.TargetStates[i] {
+				return true
+			}
+			seen[i] = true
+			stack = append(stack, int32(i))
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+			j := c.Col[e]
+			if isTA[c.Act[e]] || (pr.TargetStates != nil && pr.TargetStates[j]) {
+				return true
+			}
+			if !seen[j] {
+				seen[j] = true
+				stack = append(stack, j)
+			}
+		}
+	}
+	return false
+}
+
+// pool runs a function over row blocks on all cores, reusing goroutines
+// across steps.
+type pool struct {
+	nblocks int
+	workers int
+	next    atomic.Int64
+	fn      func(int)
+	start   []chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newPool(nblocks int) *pool {
+	w := min(runtime.GOMAXPROCS(0), nblocks)
+	p := &pool{nblocks: nblocks, workers: w}
+	if w <= 1 {
+		return p
+	}
+	p.start = make([]chan struct{}, w)
+	for i := range p.start {
+		p.start[i] = make(chan struct{})
+		go func(ch chan struct{}) {
+			for range ch {
+				p.work()
+				p.wg.Done()
+			}
+		}(p.start[i])
+	}
+	return p
+}
+
+func (p *pool) work() {
+	for {
+		b := int(p.next.Add(1)) - 1
+		if b >= p.nblocks {
+			return
+		}
+		p.fn(b)
+	}
+}
+
+func (p *pool) run(fn func(int)) {
+	p.fn = fn
+	p.next.Store(0)
+	if p.workers <= 1 {
+		p.work()
+		return
+	}
+	p.wg.Add(p.workers)
+	for _, ch := range p.start {
+		ch <- struct{}{}
+	}
+	p.wg.Wait()
+}
+
+func (p *pool) close() {
+	for _, ch := range p.start {
+		close(ch)
+	}
+}

@@ -97,11 +97,16 @@ func (r *Result) CDF(t float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sum := 0.0
+	// F = sum_k w_k a_k, written as a_R - sum_k w_k (a_R - a_k): the same
+	// with weights summing to 1, but the small complement is summed
+	// directly, so F is exactly 1 once all mass is absorbed, and exactly
+	// a_0 at t = 0.
+	top := r.absorbedAt(w.Right())
+	gap := 0.0
 	for i, x := range w.W {
-		sum += x * r.absorbedAt(w.Left+i)
+		gap += x * (top - r.absorbedAt(w.Left+i))
 	}
-	return clamp01(sum), nil
+	return clamp01(top - gap), nil
 }
 
 // PDF is the density of the passage time at t: the derivative of the CDF,

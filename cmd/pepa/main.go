@@ -26,10 +26,11 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"check":  {"parse and statically check models", runCheck},
-	"fmt":    {"print or rewrite models in canonical layout", runFmt},
-	"states": {"derive the CTMC, print its size, export it for PRISM", runStates},
-	"steady": {"steady state: throughput per action, utilisation per local state", runSteady},
+	"check":   {"parse and statically check models", runCheck},
+	"fmt":     {"print or rewrite models in canonical layout", runFmt},
+	"states":  {"derive the CTMC, print its size, export it for PRISM", runStates},
+	"steady":  {"steady state: throughput per action, utilisation per local state", runSteady},
+	"passage": {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
 }
 
 // env is what a verb may touch: its streams.

@@ -198,3 +198,47 @@ func TestDeadlockExit(t *testing.T) {
 		}
 	}
 }
+
+func TestPassageVerb(t *testing.T) {
+	model := writeTemp(t, "erlang.pepa", "l = 2; P0 = (step, l).P1; P1 = (step, l).P2; P2 = (done, l).P0; P0\n")
+	code, out, stderr := runPepa(t, "", "passage", "--target-action", "done", "--at", "1.5", "--times", "0:1:0.5", "--format", "csv", model)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// Erlang(3, 2): F(t) = 1 - e^{-2t}(1 + 2t + 2t^2).
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "t,cdf" || len(lines) != 5 {
+		t.Fatalf("output:\n%s", out)
+	}
+	for _, line := range lines[1:] {
+		var tt, f float64
+		fmt.Sscanf(strings.Replace(line, ",", " ", 1), "%g %g", &tt, &f)
+		want := 1 - math.Exp(-2*tt)*(1+2*tt+2*tt*tt)
+		if math.Abs(f-want) > 1e-10 {
+			t.Errorf("F(%g) = %g, want %g", tt, f, want)
+		}
+	}
+	code, out, _ = runPepa(t, "", "passage", "--target-action", "done", "--quantile", "0.5", "--format", "json", model)
+	if code != exitOK || !strings.Contains(out, `"mean": 1.5`) || !strings.Contains(out, `"semantics": "initial"`) {
+		t.Fatalf("json: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"passage", model},
+		{"passage", "--target-action", "done", "--target", "P0 == P1", model},
+		{"passage", "--target-action", "done", "--times", "5:1:1", model},
+		{"passage", "--source-action", "step", model},
+		{"passage", "--target-action", "done", "--quantile", "1.5", model},
+	} {
+		if code, _, _ := runPepa(t, "", bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", bad, code, exitUsage)
+		}
+	}
+	code, _, stderr = runPepa(t, "", "passage", "--target-action", "nosuch", model)
+	if code != exitInvalid || !strings.Contains(stderr, "unknown action nosuch") {
+		t.Errorf("unknown action: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runPepa(t, "", "passage", "--source-action", "done", "--target-action", "done", model)
+	if code != exitInvalid || !strings.Contains(stderr, "source actions done, target actions done") {
+		t.Errorf("same source and target: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"pepa/ctmc"
+	"pepa/passage"
+)
+
+func runPassage(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "passage", "passage [flags] FILE",
+		`  pepa passage --target-action compute20 --at 45 m.pepa
+        P(first firing of compute20 <= 45) from the initial state
+  pepa passage --source-action compute5 --target-action compute20 --times 0:60:5 m.pepa
+        the PEPA Eclipse Plug-in's passage from compute5 to compute20, t = 0, 5, ..., 60
+  pepa passage --target 'M1 == Done && M2 != Idle' --quantile 0.5,0.99 --pdf m.pepa
+        passage into states where component M1 is in local state Done and M2 is not in Idle
+
+State predicates: COMPONENT == STATE, COMPONENT != STATE, combined with &&, ||,
+! and parentheses; quote names with spaces or brackets: M1 == "(b, r).M1".
+Components are named as in 'pepa states' (M1, Client[2]).
+`)
+	var o outputFlags
+	o.register(fs)
+	source := fs.String("source-action", "", "comma-separated source actions: plug-in semantics (states entered by them, steady-state weighted)")
+	target := fs.String("target-action", "", "comma-separated target actions: the passage ends when one fires (or, with a source, enters)")
+	pred := fs.String("target", "", "state predicate: the passage ends on entering a state where it holds")
+	times := fs.String("times", "", "time grid `START:STOP:STEP`")
+	at := fs.String("at", "", "comma-separated times `t1,t2,...`")
+	pdf := fs.Bool("pdf", false, "also print the density")
+	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
+	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every CDF value")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	if code := o.validate(e, "passage"); code >= 0 {
+		return code
+	}
+	if len(files) != 1 {
+		return usageError(e, "passage", "need exactly one model file")
+	}
+	if !(*eps > 0 && *eps < 0.1) {
+		return usageError(e, "passage", "--epsilon must be in (0, 0.1)")
+	}
+	if (*target == "") == (*pred == "") {
+		return usageError(e, "passage", "give exactly one of --target-action and --target")
+	}
+	if *source != "" && *target == "" {
+		return usageError(e, "passage", "--source-action (plug-in semantics) needs --target-action")
+	}
+	grid, err := parseGrid(*times, *at)
+	if err != nil {
+		return usageError(e, "passage", "%v", err)
+	}
+	quantiles, err := parseFloats(*quant)
+	if err != nil {
+		return usageError(e, "passage", "--quantile: %v", err)
+	}
+	for _, p := range quantiles {
+		if !(p > 0 && p < 1) {
+			return usageError(e, "passage", "--quantile: %g is not a probability in (0, 1)", p)
+		}
+	}
+	name := files[0]
+	m, code := loadModel(e, "passage", name)
+	if code >= 0 {
+		return code
+	}
+	c, code := deriveModel(ctx, e, "passage", name, m, &o)
+	if code >= 0 {
+		return code
+	}
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		return exitInvalid
+	}
+
+	semantics := passage.Initial
+	var pr passage.Problem
+	srcNames, tgtNames := splitList(*source), splitList(*target)
+	switch {
+	case *pred != "":
+		p, err := ctmc.ParsePredicate(c.S, *pred)
+		if err != nil {
+			return fail(err)
+		}
+		pr = passage.StateProblem(c, ctmc.SelectStates(c, p))
+	case *source != "":
+		semantics = passage.Plugin
+		srcIDs, err := passage.ActionIDs(c.S, srcNames)
+		if err != nil {
+			return fail(fmt.Errorf("--source-action: %w", err))
+		}
+		tgtIDs, err := passage.ActionIDs(c.S, tgtNames)
+		if err != nil {
+			return fail(fmt.Errorf("--target-action: %w", err))
+		}
+		pi, err := passage.SteadyForPlugin(ctx, c)
+		if err != nil {
+			return fail(err)
+		}
+		if pr, err = passage.PluginProblem(c, pi, srcIDs, tgtIDs); err != nil {
+			return fail(fmt.Errorf("source actions %s, target actions %s: %w", *source, *target, err))
+		}
+	default:
+		tgtIDs, err := passage.ActionIDs(c.S, tgtNames)
+		if err != nil {
+			return fail(fmt.Errorf("--target-action: %w", err))
+		}
+		pr = passage.InitialProblem(c, tgtIDs)
+	}
+
+	horizon := 0.0
+	for _, t := range grid {
+		horizon = math.Max(horizon, t)
+	}
+	complete := len(quantiles) > 0 || len(grid) == 0
+	rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: *eps, Horizon: horizon, Complete: complete})
+	if err != nil {
+		return fail(err)
+	}
+	r := rs[0]
+	if !r.Reachable {
+		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", displayName(name))
+	}
+	if len(grid) == 0 {
+		grid = defaultGrid(r)
+	}
+	mean, err := passage.Mean(ctx, c, pr)
+	if err != nil {
+		return fail(err)
+	}
+	type point struct {
+		T   float64  `json:"t"`
+		CDF float64  `json:"cdf"`
+		PDF *float64 `json:"pdf,omitempty"`
+	}
+	var points []point
+	for _, t := range grid {
+		v, err := r.CDF(t)
+		if err != nil {
+			return fail(err)
+		}
+		pt := point{T: t, CDF: v}
+		if *pdf {
+			d, err := r.PDF(t)
+			if err != nil {
+				return fail(err)
+			}
+			pt.PDF = &d
+		}
+		points = append(points, pt)
+	}
+	type qpoint struct {
+		P float64  `json:"p"`
+		T *float64 `json:"t"` // null: the target is reached with a smaller probability
+	}
+	var qs []qpoint
+	for _, p := range quantiles {
+		t, err := r.Quantile(p)
+		if err != nil {
+			return fail(err)
+		}
+		qp := qpoint{P: p}
+		if !math.IsInf(t, 1) {
+			qp.T = &t
+		}
+		qs = append(qs, qp)
+	}
+	var meanPtr *float64
+	if !math.IsInf(mean, 1) {
+		meanPtr = &mean
+	}
+	err = writeOutput(e, o.out, func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			out := struct {
+				Model         string   `json:"model"`
+				Semantics     string   `json:"semantics"`
+				SourceActions []string `json:"source_actions"`
+				TargetActions []string `json:"target_actions"`
+				Target        string   `json:"target,omitempty"`
+				States        int      `json:"states"`
+				Epsilon       float64  `json:"epsilon"`
+				Q             float64  `json:"uniformization_rate"`
+				Iterations    int      `json:"iterations"`
+				Reachable     bool     `json:"reachable"`
+				Mean          *float64 `json:"mean"`
+				Points        []point  `json:"points"`
+				Quantiles     []qpoint `json:"quantiles,omitempty"`
+			}{displayName(name), string(semantics), nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, points, qs}
+			return writeJSON(w, out)
+		case "csv":
+			if len(points) > 0 {
+				if *pdf {
+					fmt.Fprintln(w, "t,cdf,pdf")
+				} else {
+					fmt.Fprintln(w, "t,cdf")
+				}
+				for _, p := range points {
+					if p.PDF != nil {
+						fmt.Fprintf(w, "%s,%s,%s\n", fmtFloat(p.T), fmtFloat(p.CDF), fmtFloat(*p.PDF))
+					} else {
+						fmt.Fprintf(w, "%s,%s\n", fmtFloat(p.T), fmtFloat(p.CDF))
+					}
+				}
+			}
+			return nil
+		}
+		fmt.Fprintf(w, "model:      %s (%d states)\n", displayName(name), c.N)
+		switch {
+		case *pred != "":
+			fmt.Fprintf(w, "passage:    from the initial state into states where %s\n", *pred)
+		case semantics == passage.Plugin:
+			fmt.Fprintf(w, "passage:    plug-in semantics, from states entered by %s to states entered by %s\n", *source, *target)
+		default:
+			fmt.Fprintf(w, "passage:    from the initial state to the first firing of %s\n", *target)
+		}
+		if meanPtr != nil {
+			fmt.Fprintf(w, "mean:       %.10g\n", mean)
+		} else {
+			fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
+		}
+		fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (uniformization, q = %.6g, %d steps)\n\n", *eps, r.Q, r.Iterations())
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		if *pdf {
+			fmt.Fprintln(tw, "t\tcdf\tpdf\t")
+		} else {
+			fmt.Fprintln(tw, "t\tcdf\t")
+		}
+		for _, p := range points {
+			if p.PDF != nil {
+				fmt.Fprintf(tw, "%g\t%.10f\t%.10g\t\n", p.T, p.CDF, *p.PDF)
+			} else {
+				fmt.Fprintf(tw, "%g\t%.10f\t\n", p.T, p.CDF)
+			}
+		}
+		tw.Flush()
+		if len(qs) > 0 {
+			fmt.Fprintln(w)
+			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "quantile\tt\t")
+			for _, q := range qs {
+				if q.T == nil {
+					fmt.Fprintf(tw, "%g\tinfinite\t\n", q.P)
+				} else {
+					fmt.Fprintf(tw, "%g\t%.10g\t\n", q.P, *q.T)
+				}
+			}
+			tw.Flush()
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa passage: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// maxGridPoints bounds a --times grid.
+const maxGridPoints = 1_000_000
+
+// parseGrid reads --times START:STOP:STEP and --at t1,t2 into one sorted
+// list of times.
+func parseGrid(times, at string) ([]float64, error) {
+	var grid []float64
+	if times != "" {
+		parts := strings.Split(times, ":")
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("--times wants START:STOP:STEP, got %q", times)
+		}
+		var v [3]float64
+		for i, p := range parts {
+			x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, fmt.Errorf("--times: %q is not a number", p)
+			}
+			v[i] = x
+		}
+		start, stop, step := v[0], v[1], v[2]
+		if start < 0 || stop < start || step <= 0 {
+			return nil, fmt.Errorf("--times wants 0 <= START <= STOP and STEP > 0, got %q", times)
+		}
+		n := int(math.Floor((stop-start)/step+1e-9)) + 1
+		if n > maxGridPoints {
+			return nil, fmt.Errorf("--times gives %d points, more than %d", n, maxGridPoints)
+		}
+		for i := 0; i < n; i++ {
+			grid = append(grid, start+float64(i)*step)
+		}
+	}
+	pts, err := parseFloats(at)
+	if err != nil {
+		return nil, fmt.Errorf("--at: %v", err)
+	}
+	for _, t := range pts {
+		if t < 0 {
+			return nil, fmt.Errorf("--at: time %g is negative", t)
+		}
+	}
+	grid = append(grid, pts...)
+	sort.Float64s(grid)
+	out := grid[:0]
+	for i, t := range grid {
+		if i == 0 || t != grid[i-1] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// defaultGrid spans 0 to the 0.999 quantile (or a few mean jump times) in
+// 20 steps, rounded to a readable step.
+func defaultGrid(r *passage.Result) []float64 {
+	end, err := r.Quantile(0.999)
+	if err != nil || math.IsInf(end, 1) || end <= 0 {
+		end = 20 / r.Q
+	}
+	step := niceStep(end / 20)
+	var grid []float64
+	for i := 0; i <= 20; i++ {
+		grid = append(grid, float64(i)*step)
+	}
+	return grid
+}
+
+func niceStep(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}

@@ -199,8 +199,10 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	return results, nil
 }
 
-// maxBlock is the most passages that share a sweep (one bit each in a mask).
-const maxBlock = 64
+// maxBlock is the most passages that share a sweep: the vectors of a block
+// are interleaved in rows of 8 lanes, which the kernel handles without
+// loops or bounds checks.
+const maxBlock = 8
 
 // rowBlock is the number of rows one worker takes at a time. It does not
 // depend on the number of cores, and sums over rows are reduced block by
@@ -208,23 +210,24 @@ const maxBlock = 64
 const rowBlock = 4096
 
 type kernel struct {
-	n, p int
+	n, p  int
+	lanes int // 1 for a single passage, else 8 (unused lanes stay zero)
 	// Transposed, uniformized matrix without self-loops, split into entries
 	// whose action ends no passage of the block (common) and the others
-	// (special, with their action).
-	cPtr []int64
-	cSrc []int32
-	cVal []float64
-	sPtr []int64
-	sSrc []int32
-	sVal []float64
-	sAct []int32
-	mask []uint64 // by action: bit p set if the action ends passage p
+	// (special). A special entry carries one value per lane: the rate, or 0
+	// for a passage it ends (that mass goes to the passage's target). With
+	// one passage every special entry ends it, so none is stored.
+	cPtr  []int64
+	cSrc  []int32
+	cVal  []float64
+	sPtr  []int64
+	sSrc  []int32
+	sVal8 []float64
 
-	diag  []float64 // [j*p+k]: probability of staying in j
-	out   []float64 // [j*p+k]: probability of jumping from j to passage k's target
-	zero  []bool    // [j*p+k]: j is a target state of passage k (mass there is absorbed)
-	trans []bool    // [j*p+k]: j is transient for passage k (can move at all)
+	diag  []float64 // [j*lanes+p]: probability of staying in j
+	out   []float64 // [j*lanes+p]: probability of jumping from j to passage p's target
+	zero  []bool    // [j*lanes+p]: j is a target state of passage p (mass there is absorbed)
+	trans []bool    // [j*lanes+p]: j is transient for passage p (can move at all)
 	anyZ  bool
 }
 
@@ -244,9 +247,10 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 		q = 1
 	}
 	k := buildKernel(c, probs, q)
+	L := k.lanes
 
 	results := make([]*Result, P)
-	v := make([]float64, n*P)
+	v := make([]float64, n*L)
 	for p, pr := range probs {
 		r := &Result{Q: q, Epsilon: opt.Epsilon, Reachable: reachable(c, pr)}
 		a0 := 0.0
@@ -254,7 +258,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			if pr.TargetStates != nil && pr.TargetStates[i] {
 				a0 += x
 			} else {
-				v[i*P+p] = x
+				v[i*L+p] = x
 			}
 		}
 		r.Absorbed = append(r.Absorbed, a0)
@@ -277,10 +281,10 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			done[p], r.Complete = true, true
 		}
 	}
-	y := make([]float64, n*P)
+	y := make([]float64, n*L)
 	nblocks := (n + rowBlock - 1) / rowBlock
-	sinkPart := make([]float64, nblocks*P)
-	restPart := make([]float64, nblocks*P)
+	sinkPart := make([]float64, nblocks*L)
+	restPart := make([]float64, nblocks*L)
 	pool := newPool(nblocks)
 	defer pool.close()
 	for step := 1; step <= kmax; step++ {
@@ -296,7 +300,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 		clear(restPart)
 		pool.run(func(b int) {
 			lo, hi := b*rowBlock, min((b+1)*rowBlock, n)
-			k.step(v, y, lo, hi, sinkPart[b*P:(b+1)*P], restPart[b*P:(b+1)*P])
+			k.step(v, y, lo, hi, sinkPart[b*L:(b+1)*L], restPart[b*L:(b+1)*L])
 		})
 		v, y = y, v
 		for p, r := range results {
@@ -305,8 +309,8 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			}
 			sink, rs := 0.0, 0.0
 			for b := 0; b < nblocks; b++ {
-				sink += sinkPart[b*P+p]
-				rs += restPart[b*P+p]
+				sink += sinkPart[b*L+p]
+				rs += restPart[b*L+p]
 			}
 			r.Absorbed = append(r.Absorbed, r.Absorbed[len(r.Absorbed)-1]+sink)
 			r.Rest = rs
@@ -337,11 +341,15 @@ func allTrue(b []bool) bool {
 
 func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 	n, P := c.N, len(probs)
-	k := &kernel{n: n, p: P}
-	k.mask = make([]uint64, len(c.S.Actions))
+	L := 1
+	if P > 1 {
+		L = 8
+	}
+	k := &kernel{n: n, p: P, lanes: L}
+	mask := make([]uint64, len(c.S.Actions))
 	for p, pr := range probs {
 		for _, a := range pr.TargetActions {
-			k.mask[a] |= 1 << uint(p)
+			mask[a] |= 1 << uint(p)
 		}
 		if pr.TargetStates != nil {
 			k.anyZ = true
@@ -356,9 +364,10 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 			if int(j) == i {
 				continue
 			}
-			if k.mask[c.Act[e]] == 0 {
+			switch {
+			case mask[c.Act[e]] == 0:
 				k.cPtr[j+1]++
-			} else {
+			case L > 1:
 				k.sPtr[j+1]++
 			}
 		}
@@ -368,22 +377,22 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 		k.sPtr[j+1] += k.sPtr[j]
 	}
 	k.cSrc, k.cVal = make([]int32, k.cPtr[n]), make([]float64, k.cPtr[n])
-	k.sSrc, k.sVal, k.sAct = make([]int32, k.sPtr[n]), make([]float64, k.sPtr[n]), make([]int32, k.sPtr[n])
+	k.sSrc, k.sVal8 = make([]int32, k.sPtr[n]), make([]float64, 8*k.sPtr[n])
 	cFill := append([]int64(nil), k.cPtr[:n]...)
 	sFill := append([]int64(nil), k.sPtr[:n]...)
-	k.diag = make([]float64, n*P)
-	k.out = make([]float64, n*P)
-	k.trans = make([]bool, n*P)
+	k.diag = make([]float64, n*L)
+	k.out = make([]float64, n*L)
+	k.trans = make([]bool, n*L)
 	if k.anyZ {
-		k.zero = make([]bool, n*P)
+		k.zero = make([]bool, n*L)
 	}
 	leave := make([]float64, P)
 	for i := 0; i < n; i++ {
 		clear(leave)
-		outI := k.out[i*P : (i+1)*P]
+		outI := k.out[i*L : i*L+P]
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
-			m := k.mask[a]
+			m := mask[a]
 			for p, pr := range probs {
 				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
 				if int(j) == i && !toTarget {
@@ -397,20 +406,31 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 			if int(j) == i {
 				continue
 			}
-			if m == 0 {
+			switch {
+			case m == 0:
 				k.cSrc[cFill[j]], k.cVal[cFill[j]] = int32(i), r/q
 				cFill[j]++
-			} else {
-				k.sSrc[sFill[j]], k.sVal[sFill[j]], k.sAct[sFill[j]] = int32(i), r/q, a
+			case L > 1:
+				f := sFill[j]
+				k.sSrc[f] = int32(i)
+				for p := 0; p < P; p++ {
+					if m&(1<<uint(p)) == 0 {
+						k.sVal8[8*f+int64(p)] = r / q
+					}
+				}
 				sFill[j]++
 			}
 		}
-		for p, pr := range probs {
-			k.diag[i*P+p] = 1 - leave[p]/q
-			k.trans[i*P+p] = leave[p] > 0
-			if pr.TargetStates != nil && pr.TargetStates[i] {
-				k.zero[i*P+p] = true
-				k.trans[i*P+p] = false
+		for p := 0; p < L; p++ {
+			if p >= P {
+				k.diag[i*L+p] = 1 // unused lane: nothing moves
+				continue
+			}
+			k.diag[i*L+p] = 1 - leave[p]/q
+			k.trans[i*L+p] = leave[p] > 0
+			if probs[p].TargetStates != nil && probs[p].TargetStates[i] {
+				k.zero[i*L+p] = true
+				k.trans[i*L+p] = false
 			}
 		}
 	}
@@ -421,8 +441,8 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 func (k *kernel) restMass(v []float64, p int) float64 {
 	s := 0.0
 	for j := 0; j < k.n; j++ {
-		if k.trans[j*k.p+p] {
-			s += v[j*k.p+p]
+		if k.trans[j*k.lanes+p] {
+			s += v[j*k.lanes+p]
 		}
 	}
 	return s
@@ -432,44 +452,10 @@ func (k *kernel) restMass(v []float64, p int) float64 {
 // the mass that jumps into each passage's target and to rest the new mass
 // in states that can still move.
 func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
-	P := k.p
-	if P == 1 {
+	if k.lanes == 1 {
 		k.step1(v, y, lo, hi, sink, rest)
-		return
-	}
-	var accBuf [maxBlock]float64
-	acc := accBuf[:P]
-	for j := lo; j < hi; j++ {
-		base := j * P
-		for p := 0; p < P; p++ {
-			acc[p] = k.diag[base+p] * v[base+p]
-			sink[p] += k.out[base+p] * v[base+p]
-		}
-		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
-			x := k.cVal[e]
-			src := v[int(k.cSrc[e])*P : int(k.cSrc[e])*P+P]
-			for p := range acc {
-				acc[p] += x * src[p]
-			}
-		}
-		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			x, m := k.sVal[e], k.mask[k.sAct[e]]
-			src := v[int(k.sSrc[e])*P : int(k.sSrc[e])*P+P]
-			for p := range acc {
-				if m&(1<<uint(p)) == 0 {
-					acc[p] += x * src[p]
-				}
-			}
-		}
-		for p := 0; p < P; p++ {
-			if k.anyZ && k.zero[base+p] {
-				acc[p] = 0
-			}
-			y[base+p] = acc[p]
-			if k.trans[base+p] {
-				rest[p] += acc[p]
-			}
-		}
+	} else {
+		k.step8(v, y, lo, hi, sink, rest)
 	}
 }
 
@@ -483,7 +469,6 @@ func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
 		for e := cPtr[j]; e < cPtr[j+1]; e++ {
 			acc += cVal[e] * v[cSrc[e]]
 		}
-		// Special entries end the (only) passage: their mass went to sink.
 		if k.anyZ && k.zero[j] {
 			acc = 0
 		}
@@ -494,6 +479,66 @@ func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
 	}
 	sink[0] += sumSink
 	rest[0] += sumRest
+}
+
+// step8 is step for a block of passages in 8 interleaved lanes, written out
+// lane by lane (no inner loop, one bounds check per row of v).
+func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
+	var sk, rs [8]float64
+	for j := lo; j < hi; j++ {
+		b := j * 8
+		vj := (*[8]float64)(v[b : b+8])
+		d := (*[8]float64)(k.diag[b : b+8])
+		o := (*[8]float64)(k.out[b : b+8])
+		for p := range sk {
+			sk[p] += o[p] * vj[p]
+		}
+		a0, a1, a2, a3 := d[0]*vj[0], d[1]*vj[1], d[2]*vj[2], d[3]*vj[3]
+		a4, a5, a6, a7 := d[4]*vj[4], d[5]*vj[5], d[6]*vj[6], d[7]*vj[7]
+		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
+			x := k.cVal[e]
+			s := (*[8]float64)(v[int(k.cSrc[e])*8:][:8])
+			a0 += x * s[0]
+			a1 += x * s[1]
+			a2 += x * s[2]
+			a3 += x * s[3]
+			a4 += x * s[4]
+			a5 += x * s[5]
+			a6 += x * s[6]
+			a7 += x * s[7]
+		}
+		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+			x := (*[8]float64)(k.sVal8[8*e:][:8])
+			s := (*[8]float64)(v[int(k.sSrc[e])*8:][:8])
+			a0 += x[0] * s[0]
+			a1 += x[1] * s[1]
+			a2 += x[2] * s[2]
+			a3 += x[3] * s[3]
+			a4 += x[4] * s[4]
+			a5 += x[5] * s[5]
+			a6 += x[6] * s[6]
+			a7 += x[7] * s[7]
+		}
+		acc := [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
+		if k.anyZ {
+			for p := range acc {
+				if k.zero[b+p] {
+					acc[p] = 0
+				}
+			}
+		}
+		*(*[8]float64)(y[b : b+8]) = acc
+		t := k.trans[b : b+8]
+		for p := range acc {
+			if t[p] {
+				rs[p] += acc[p]
+			}
+		}
+	}
+	for p := range sk {
+		sink[p] += sk[p]
+		rest[p] += rs[p]
+	}
 }
 
 // reachable reports whether the target can be reached from the start.

@@ -1,0 +1,145 @@
+package passage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/lang"
+)
+
+// mappingModel writes a mapping in the seed's shape: apps applications
+// dealt round-robin onto machines, ideal and perturbed paths racing.
+func mappingModel(apps, machines int) string {
+	var b strings.Builder
+	for i := 1; i <= apps; i++ {
+		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.1+float64(i%7)*0.05, i, 0.08+float64(i%5)*0.04)
+	}
+	for i := 1; i <= apps; i++ {
+		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
+	}
+	for m := 1; m <= machines; m++ {
+		var ideal, pert strings.Builder
+		for i := m; i <= apps; i += machines {
+			fmt.Fprintf(&ideal, "(compute%d, r%d).", i, i)
+			fmt.Fprintf(&pert, "(compute%d, p%d).", i, i)
+		}
+		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, ideal.String(), m, pert.String(), m)
+	}
+	var as, acts, ms []string
+	for i := 1; i <= apps; i++ {
+		as = append(as, fmt.Sprintf("A%d", i))
+		acts = append(acts, fmt.Sprintf("compute%d", i))
+	}
+	for m := 1; m <= machines; m++ {
+		ms = append(ms, fmt.Sprintf("M%d", m))
+	}
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
+	return b.String()
+}
+
+func benchChain(b *testing.B, apps, machines int) *ctmc.Chain {
+	m, diags := lang.Load("bench.pepa", []byte(mappingModel(apps, machines)))
+	if diags.HasErrors() {
+		b.Fatal(diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// lastActions are the cycle-closing actions of each machine of
+// mappingModel: the last application dealt to it.
+func lastActions(apps, machines int) [][]string {
+	out := make([][]string, machines)
+	for m := 1; m <= machines; m++ {
+		last := m
+		for i := m; i <= apps; i += machines {
+			last = i
+		}
+		out[m-1] = []string{fmt.Sprintf("compute%d", last)}
+	}
+	return out
+}
+
+// BenchmarkKernelStep times one uniformization step of a single passage
+// over every row, against a bare CSR gather over the same arrays.
+func BenchmarkKernelStep(b *testing.B) {
+	c := benchChain(b, 28, 7)
+	pr := InitialProblem(c, actions(b, c, "compute28"))
+	k := buildKernel(c, []Problem{pr}, 3)
+	v := make([]float64, c.N)
+	y := make([]float64, c.N)
+	for i := range v {
+		v[i] = 1 / float64(c.N)
+	}
+	nnz := float64(k.cPtr[c.N] + k.sPtr[c.N])
+	b.Run("kernel", func(b *testing.B) {
+		sink, rest := make([]float64, 1), make([]float64, 1)
+		for i := 0; i < b.N; i++ {
+			k.step(v, y, 0, c.N, sink, rest)
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+	})
+	b.Run("kernel-all-cores", func(b *testing.B) {
+		nblocks := (c.N + rowBlock - 1) / rowBlock
+		sink, rest := make([]float64, nblocks), make([]float64, nblocks)
+		p := newPool(nblocks)
+		defer p.close()
+		for i := 0; i < b.N; i++ {
+			p.run(func(blk int) {
+				k.step(v, y, blk*rowBlock, min((blk+1)*rowBlock, c.N), sink[blk:blk+1], rest[blk:blk+1])
+			})
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+	})
+	b.Run("bare-csr", func(b *testing.B) {
+		ptr, src, val, diag := k.cPtr, k.cSrc, k.cVal, k.diag
+		for i := 0; i < b.N; i++ {
+			for j := 0; j < c.N; j++ {
+				acc := diag[j] * v[j]
+				for e := ptr[j]; e < ptr[j+1]; e++ {
+					acc += val[e] * v[src[e]]
+				}
+				y[j] = acc
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+	})
+}
+
+// BenchmarkMachines28x7: every machine's P(F <= 45) on the full product
+// chain of 28 applications on 7 machines (823,543 states), derivation
+// included: the seven passages share each sweep.
+func BenchmarkMachines28x7(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		c := benchChain(b, 28, 7)
+		if c.N != 823543 {
+			b.Fatalf("%d states", c.N)
+		}
+		var probs []Problem
+		for _, acts := range lastActions(28, 7) {
+			probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
+		}
+		rs, err := Solve(context.Background(), c, probs, Options{Horizon: 45})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range rs {
+			if v, err := r.CDF(45); err != nil || !(v > 0 && v < 1) {
+				b.Fatalf("P(F <= 45) = %g, %v", v, err)
+			}
+		}
+		if i == 0 {
+			b.ReportMetric(float64(rs[0].Iterations()), "steps")
+		}
+	}
+}

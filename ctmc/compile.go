@@ -105,6 +105,23 @@ func (l *Leaf) LocalName(s int) string {
 	return b.String()
 }
 
+// LocalTransition is an activity of a leaf in one of its local states.
+type LocalTransition struct {
+	Action  int32
+	Passive bool
+	Rate    float64 // rate, or passive weight
+	Target  int     // leaf-local target state
+}
+
+// Transitions lists the activities of the leaf in local state s.
+func (l *Leaf) Transitions(s int) []LocalTransition {
+	out := make([]LocalTransition, len(l.trans[s]))
+	for i, t := range l.trans[s] {
+		out[i] = LocalTransition{Action: t.action, Passive: t.passive, Rate: t.rate, Target: int(t.target)}
+	}
+	return out
+}
+
 // Population returns how many copies of the leaf are in derivative d when
 // the leaf is in local state s.
 func (l *Leaf) Population(s, d int) int {

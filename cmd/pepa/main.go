@@ -26,11 +26,12 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"check":   {"parse and statically check models", runCheck},
-	"fmt":     {"print or rewrite models in canonical layout", runFmt},
-	"states":  {"derive the CTMC, print its size, export it for PRISM", runStates},
-	"steady":  {"steady state: throughput per action, utilisation per local state", runSteady},
-	"passage": {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
+	"check":      {"parse and statically check models", runCheck},
+	"fmt":        {"print or rewrite models in canonical layout", runFmt},
+	"states":     {"derive the CTMC, print its size, export it for PRISM", runStates},
+	"steady":     {"steady state: throughput per action, utilisation per local state", runSteady},
+	"passage":    {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
+	"robustness": {"per-machine finishing times and mapping robustness; several files are ranked", runRobustness},
 }
 
 // env is what a verb may touch: its streams.

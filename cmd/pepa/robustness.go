@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"pepa/models"
+	"pepa/passage"
+)
+
+func runRobustness(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "robustness", "robustness --beta SECONDS [flags] FILE...",
+		`  pepa robustness --beta 45 testdata/mapping-a.pepa
+        every machine's P(F <= 45), mean and 0.99 quantile; the mapping's robustness
+  pepa robustness --beta 45 testdata/mapping-*.pepa --plot ranking.png
+        rank several mappings (most robust first) and draw their CDFs
+  pepa robustness --beta 45 --semantics plugin --format json m.pepa
+        the PEPA Eclipse Plug-in's figures, as JSON
+`)
+	var o outputFlags
+	o.register(fs)
+	beta := fs.Float64("beta", math.NaN(), "makespan goal in `SECONDS` (required)")
+	sem := fs.String("semantics", "initial", "finishing times from the initial state (initial) or as the PEPA Eclipse Plug-in computes them (plugin)")
+	machines := fs.String("machines", "", "comma-separated machine components (default: detected)")
+	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`.png or .svg")
+	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
+	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
+	flat := fs.Bool("flat", false, "solve the whole product chain (the only path so far)")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	if code := o.validate(e, "robustness"); code >= 0 {
+		return code
+	}
+	_ = flat
+	switch {
+	case math.IsNaN(*beta):
+		return usageError(e, "robustness", "--beta is required")
+	case !(*beta > 0) || math.IsInf(*beta, 0):
+		return usageError(e, "robustness", "--beta must be a positive number of seconds")
+	case *sem != "initial" && *sem != "plugin":
+		return usageError(e, "robustness", "--semantics must be initial or plugin")
+	case !(*tie >= 0 && *tie < 1):
+		return usageError(e, "robustness", "--tie must be in [0, 1)")
+	case !(*eps > 0 && *eps < 0.1):
+		return usageError(e, "robustness", "--epsilon must be in (0, 0.1)")
+	case len(files) == 0:
+		return usageError(e, "robustness", "no model file given")
+	}
+	plotFormat := ""
+	if *plotPath != "" {
+		switch strings.ToLower(filepath.Ext(*plotPath)) {
+		case ".png":
+			plotFormat = "png"
+		case ".svg":
+			plotFormat = "svg"
+		default:
+			return usageError(e, "robustness", "--plot wants a .png or .svg file name")
+		}
+	}
+	var results []*models.Result
+	for _, name := range files {
+		m, code := loadModel(e, "robustness", name)
+		if code >= 0 {
+			return code
+		}
+		c, code := deriveModel(ctx, e, "robustness", name, m, &o)
+		if code >= 0 {
+			return code
+		}
+		r, err := models.Analyze(ctx, c, models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps})
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitInterrupted
+			}
+			fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+			return exitInvalid
+		}
+		r.Model = displayName(name)
+		for _, mr := range r.Machines {
+			if mr.Note != "" {
+				fmt.Fprintf(e.stderr, "%s: warning: machine %s: %s\n", displayName(name), mr.Name, mr.Note)
+			}
+		}
+		results = append(results, r)
+	}
+	ranked := models.Rank(results, *tie)
+	if plotFormat != "" {
+		// In the order given for one model, best first for several.
+		if err := writeOutput(e, *plotPath, func(w io.Writer) error { return models.WritePlot(w, plotFormat, ranked) }); err != nil {
+			fmt.Fprintf(e.stderr, "pepa robustness: %v\n", err)
+			return exitInvalid
+		}
+	}
+	err := writeOutput(e, o.out, func(w io.Writer) error {
+		switch o.format {
+		case "json":
+			if len(ranked) == 1 {
+				return writeJSON(w, resultJSON(ranked[0], false))
+			}
+			var ms []map[string]any
+			for _, r := range ranked {
+				ms = append(ms, resultJSON(r, true))
+			}
+			return writeJSON(w, map[string]any{"beta": *beta, "semantics": *sem, "tie": *tie, "mappings": ms})
+		case "csv":
+			if len(ranked) == 1 {
+				r := ranked[0]
+				fmt.Fprintln(w, "model,machine,applications,p_by_beta,mean,q99")
+				for _, m := range r.Machines {
+					fmt.Fprintf(w, "%s,%s,%d,%s,%s,%s\n", csvQuote(r.Model), csvQuote(m.Name), m.Applications, csvFloat(m.PByBeta), csvFloat(m.Mean), csvFloat(m.Quantile))
+				}
+				return nil
+			}
+			fmt.Fprintln(w, "rank,model,robustness,p_all_by_beta,expected_makespan,group,states")
+			for _, r := range ranked {
+				fmt.Fprintf(w, "%d,%s,%s,%s,%s,%d,%d\n", r.Rank, csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.Group, r.States)
+			}
+			return nil
+		}
+		if len(ranked) == 1 {
+			return textResult(w, ranked[0])
+		}
+		return textRanking(w, ranked, *beta, *sem, *tie)
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa robustness: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// jsonFloat maps NaN and infinities to null.
+func jsonFloat(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+func csvFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return ""
+	case math.IsInf(x, 1):
+		return "inf"
+	}
+	return fmtFloat(x)
+}
+
+func resultJSON(r *models.Ranked, ranking bool) map[string]any {
+	var ms []map[string]any
+	for _, m := range r.Machines {
+		mj := map[string]any{
+			"name": m.Name, "applications": m.Applications,
+			"first_actions": m.FirstActions, "last_actions": m.LastActions,
+			"p_by_beta": jsonFloat(m.PByBeta), "mean": jsonFloat(m.Mean), "q99": jsonFloat(m.Quantile),
+		}
+		if m.Note != "" {
+			mj["note"] = m.Note
+		}
+		ms = append(ms, mj)
+	}
+	out := map[string]any{
+		"model": r.Model, "beta": r.Beta, "semantics": string(r.Semantics), "states": r.States,
+		"solved": r.Solved, "machines": ms,
+		"robustness": jsonFloat(r.Robustness), "p_all_by_beta": jsonFloat(r.PAllByBeta),
+		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
+		"independent": r.Independent, "joint": r.Joint,
+	}
+	if ranking {
+		out["rank"] = r.Rank
+		out["group"] = r.Group
+	}
+	return out
+}
+
+func textResult(w io.Writer, r *models.Ranked) error {
+	fmt.Fprintf(w, "model:      %s (%d states, solved %s)\n", r.Model, r.States, r.Solved)
+	fmt.Fprintf(w, "goal:       beta = %g, %s semantics\n", r.Beta, r.Semantics)
+	var names []string
+	for _, m := range r.Machines {
+		names = append(names, m.Name)
+	}
+	fmt.Fprintf(w, "machines:   %s\n\n", strings.Join(names, ", "))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "machine\tapps\tP(F <= %g)\tE[F]\tq99\t\n", r.Beta)
+	for _, m := range r.Machines {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", m.Name, m.Applications, textFloat(m.PByBeta, "%.10f"), textFloat(m.Mean, "%.4f"), textFloat(m.Quantile, "%.4f"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
+	fmt.Fprintf(w, "P(max_j F_j <= %g):              %.10f  (%s)\n", r.Beta, r.PAllByBeta, r.Joint)
+	fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %.6f  (error <= %.2g)\n", r.ExpectedMakespan, r.MakespanError)
+	return nil
+}
+
+func textFloat(x float64, f string) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case math.IsInf(x, 1):
+		return "inf"
+	}
+	return fmt.Sprintf(f, x)
+}
+
+func textRanking(w io.Writer, ranked []*models.Ranked, beta float64, sem string, tie float64) error {
+	fmt.Fprintf(w, "goal: beta = %g, %s semantics; equal makespan within %g%%\n\n", beta, sem, tie*100)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "rank\tmapping\trobustness\tP(all <= %g)\tE[makespan]\tgroup\t\n", beta)
+	for _, r := range ranked {
+		note := ""
+		if r.GainOverGroup > 0 {
+			note = fmt.Sprintf("  +%.4f over its group's least robust; misses the goal %.2f times less often", r.GainOverGroup, r.MissRatio)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.6f\t%.6f\t%.4f\t%d%s\t\n", r.Rank, r.Model, r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.Group, note)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, r := range ranked {
+		var parts []string
+		for _, m := range r.Machines {
+			parts = append(parts, fmt.Sprintf("%s %s", m.Name, textFloat(m.PByBeta, "%.4f")))
+		}
+		fmt.Fprintf(w, "%s: %s\n", r.Model, strings.Join(parts, ", "))
+	}
+	return nil
+}

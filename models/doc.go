@@ -1,0 +1,15 @@
+// Package models knows what a mapping model is: applications (passive
+// components) allocated to machines (components that compute their
+// applications in a cycle). It finds the machines of a compiled model,
+// computes each machine's finishing-time distribution with package passage,
+// derives the robustness figures of semantics.md section 3, ranks mappings,
+// plots them, and generates mapping models from specifications (section 4).
+//
+// Invariants: a Machine is a single sequential component with only active,
+// visible activities that returns to its initial local state; its first
+// actions leave that state, its last actions re-enter it. Robustness is
+// min_j P(F_j <= beta) over the machines analysed; P(max_j F_j <= beta) is a
+// product only when Independent says the machines are independent (no shared
+// actions, every other component single-state and passive), and otherwise a
+// passage on the chain with a completion flag per machine.
+package models

@@ -1,0 +1,177 @@
+package models
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"pepa/ctmc"
+)
+
+// Machine is a component that computes applications in a cycle.
+type Machine struct {
+	Name  string
+	Leaf  *ctmc.Leaf
+	First []int32 // actions of the activities leaving its initial local state
+	Last  []int32 // cycle-closing actions: those re-entering it
+	// Apps is the number of applications in one cycle (the length of the
+	// shortest path back to the initial state).
+	Apps int
+}
+
+// FirstNames and LastNames give the actions by name.
+func (m *Machine) FirstNames(s *ctmc.Structure) []string { return names(s, m.First) }
+func (m *Machine) LastNames(s *ctmc.Structure) []string  { return names(s, m.Last) }
+
+func names(s *ctmc.Structure, ids []int32) []string {
+	out := make([]string, len(ids))
+	for i, a := range ids {
+		out[i] = s.Actions[a]
+	}
+	return out
+}
+
+// isMachine reports whether a leaf is a machine: a single sequential
+// component (not an aggregated array) with more than one local state, every
+// activity active and visible, that returns to its initial local state.
+func isMachine(l *ctmc.Leaf) bool {
+	if l.Copies != 1 || l.NumLocal < 2 {
+		return false
+	}
+	closes := false
+	for s := 0; s < l.NumLocal; s++ {
+		for _, t := range l.Transitions(s) {
+			if t.Passive || t.Action == ctmc.TauAction {
+				return false
+			}
+			if t.Target == 0 {
+				closes = true
+			}
+		}
+	}
+	return closes
+}
+
+func machineOf(l *ctmc.Leaf) *Machine {
+	m := &Machine{Name: l.Name, Leaf: l}
+	first, last := map[int32]bool{}, map[int32]bool{}
+	for _, t := range l.Transitions(0) {
+		first[t.Action] = true
+	}
+	for s := 0; s < l.NumLocal; s++ {
+		for _, t := range l.Transitions(s) {
+			if t.Target == 0 {
+				last[t.Action] = true
+			}
+		}
+	}
+	m.First, m.Last = sortedIDs(first), sortedIDs(last)
+	// Shortest cycle length by breadth-first search from state 0.
+	dist := make([]int, l.NumLocal)
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[0] = 0
+	queue := []int{0}
+	for len(queue) > 0 && m.Apps == 0 {
+		s := queue[0]
+		queue = queue[1:]
+		for _, t := range l.Transitions(s) {
+			if t.Target == 0 {
+				m.Apps = dist[s] + 1
+				break
+			}
+			if dist[t.Target] < 0 {
+				dist[t.Target] = dist[s] + 1
+				queue = append(queue, t.Target)
+			}
+		}
+	}
+	return m
+}
+
+func sortedIDs(set map[int32]bool) []int32 {
+	out := make([]int32, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// FindMachines returns the machines of a model: all detected ones, or the
+// named ones (which must be machines).
+func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
+	byName := map[string]*ctmc.Leaf{}
+	var all []string
+	for _, l := range s.Leaves {
+		byName[l.Name] = l
+		all = append(all, l.Name)
+	}
+	var out []*Machine
+	if len(named) > 0 {
+		for _, n := range named {
+			l, ok := byName[n]
+			if !ok {
+				return nil, fmt.Errorf("--machines: no component %q (the components are %s)", n, strings.Join(limit(all, 12), ", "))
+			}
+			if !isMachine(l) {
+				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine performs only active, visible activities and returns to its initial local state", n)
+			}
+			out = append(out, machineOf(l))
+		}
+		return out, nil
+	}
+	for _, l := range s.Leaves {
+		if isMachine(l) {
+			out = append(out, machineOf(l))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no machine found: a machine is a sequential component on the active side that performs only active activities and returns to its initial local state, e.g. M1 = (compute1, r1).(compute2, r2).M1; the model's components are %s",
+			strings.Join(limit(all, 12), ", "))
+	}
+	return out, nil
+}
+
+func limit(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}
+
+// Independent reports whether the machines' finishing times are independent
+// in the chain: no two machines share an action, and every other component
+// has a single local state and only passive activities (so cooperating with
+// it never changes a machine's rates or blocks it). When it returns false
+// it says why.
+func Independent(s *ctmc.Structure, machines []*Machine) (bool, string) {
+	owner := map[int32]string{}
+	isMachine := map[*ctmc.Leaf]bool{}
+	for _, m := range machines {
+		isMachine[m.Leaf] = true
+		for st := 0; st < m.Leaf.NumLocal; st++ {
+			for _, t := range m.Leaf.Transitions(st) {
+				if o, ok := owner[t.Action]; ok && o != m.Name {
+					return false, fmt.Sprintf("machines %s and %s share action %s", o, m.Name, s.Actions[t.Action])
+				}
+				owner[t.Action] = m.Name
+			}
+		}
+	}
+	for _, l := range s.Leaves {
+		if isMachine[l] {
+			continue
+		}
+		if l.NumLocal != 1 {
+			return false, fmt.Sprintf("component %s has %d local states", l.Name, l.NumLocal)
+		}
+		for _, t := range l.Transitions(0) {
+			if !t.Passive {
+				return false, fmt.Sprintf("component %s performs %s actively", l.Name, s.Actions[t.Action])
+			}
+		}
+	}
+	return true, ""
+}

@@ -1,0 +1,157 @@
+package models
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/lang"
+	"pepa/passage"
+)
+
+func chainOf(t testing.TB, src string) *ctmc.Chain {
+	t.Helper()
+	m, diags := lang.Load("t.pepa", []byte(src))
+	if diags.HasErrors() {
+		t.Fatalf("%v", diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func chainOfFile(t testing.TB, name string) *ctmc.Chain {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Skip(err)
+	}
+	return chainOf(t, string(b))
+}
+
+var published = []struct {
+	file    string
+	initial []float64
+	plugin  []float64
+}{
+	{"../../shared/examples/iccs2020-mapping-a.pepa",
+		[]float64{0.9479664996, 0.9999999573, 0.9998649087, 0.8677076536, 0.9963294003},
+		[]float64{0.9611916506, 0.9999999798, 0.9999157699, 0.8392089592, 0.9963099695}},
+	{"../../shared/examples/iccs2020-mapping-b.pepa",
+		[]float64{0.8960844473, 0.9831210805, 0.9939933862, 0.9906936458, 0.9163321694},
+		[]float64{0.8915728832, 0.9856319205, 0.9951899774, 0.9920228500, 0.9071145601}},
+}
+
+// TestPublished: detected machines and both semantics give the published
+// values to 1e-9.
+func TestPublished(t *testing.T) {
+	for _, pub := range published {
+		c := chainOfFile(t, pub.file)
+		for _, sem := range []struct {
+			s    passage.Semantics
+			want []float64
+		}{{passage.Initial, pub.initial}, {passage.Plugin, pub.plugin}} {
+			r, err := Analyze(context.Background(), c, Options{Beta: 45, Semantics: sem.s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Machines) != 5 {
+				t.Fatalf("%d machines found", len(r.Machines))
+			}
+			minWant := 1.0
+			for j, m := range r.Machines {
+				if math.Abs(m.PByBeta-sem.want[j]) > 1e-9 {
+					t.Errorf("%s %s %s: %.10f, published %.10f", pub.file, sem.s, m.Name, m.PByBeta, sem.want[j])
+				}
+				minWant = math.Min(minWant, sem.want[j])
+			}
+			if math.Abs(r.Robustness-minWant) > 1e-9 || !r.Independent {
+				t.Errorf("robustness %.10f, want %.10f (independent %v: %s)", r.Robustness, minWant, r.Independent, r.Dependence)
+			}
+		}
+	}
+}
+
+// TestJointFigures: on an independent-machine model, P(max F <= beta) is the
+// product of the machines' values, and E[max F] computed by integrating
+// 1 - prod F_j agrees with the exact passage to "all finished" on the chain
+// with completion flags (a linear solve).
+func TestJointFigures(t *testing.T) {
+	c := chainOfFile(t, "../testdata/mapping-a.pepa")
+	r, err := Analyze(context.Background(), c, Options{Beta: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	machines, _ := FindMachines(c.S, nil)
+	fc, target, err := flagChain(context.Background(), c, machines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := passage.StateProblem(fc, target)
+	exact, err := passage.Mean(context.Background(), fc, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.ExpectedMakespan-exact) > 1e-8*exact || r.MakespanError > 1e-7*exact {
+		t.Errorf("E[max F] = %.12g (bound %.3g), flag chain %.12g", r.ExpectedMakespan, r.MakespanError, exact)
+	}
+	rs, err := passage.Solve(context.Background(), fc, []passage.Problem{pr}, passage.Options{Horizon: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pAll, _ := rs[0].CDF(30)
+	if math.Abs(pAll-r.PAllByBeta) > 1e-9 {
+		t.Errorf("P(max F <= 30) = %.12g as a product, %.12g on the flag chain", r.PAllByBeta, pAll)
+	}
+}
+
+// TestCoupledMachines: two machines that share a resource are not
+// independent; the joint figures come from the chain with flags, and
+// P(max <= beta) <= min_j P(F_j <= beta).
+func TestCoupledMachines(t *testing.T) {
+	c := chainOf(t, `
+a = 1; b = 2;
+M1 = (use, a).(work1, b).M1;
+M2 = (use, a).(work2, b).M2;
+Lock = (use, infty).(free, 5).Lock;
+(M1 <> M2) <use> Lock`)
+	r, err := Analyze(context.Background(), c, Options{Beta: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Independent || len(r.Machines) != 2 {
+		t.Fatalf("independent %v, machines %d", r.Independent, len(r.Machines))
+	}
+	if r.PAllByBeta > r.Robustness+1e-12 || r.PAllByBeta <= 0 {
+		t.Errorf("P(all) %g, robustness %g", r.PAllByBeta, r.Robustness)
+	}
+}
+
+func TestNoMachine(t *testing.T) {
+	c := chainOf(t, "P = (a, infty).P; Q = (a, 1).Q; P <a> Q")
+	if _, err := Analyze(context.Background(), c, Options{Beta: 1}); err == nil {
+		t.Fatal("a model without machines was analysed")
+	}
+}
+
+func TestMaxMeanExponential(t *testing.T) {
+	// Two independent exponentials: E[max] = 1/a + 1/b - 1/(a+b).
+	a, b := 0.5, 2.0
+	cdfs := []func(float64) float64{
+		func(t float64) float64 { return 1 - math.Exp(-a*t) },
+		func(t float64) float64 { return 1 - math.Exp(-b*t) },
+	}
+	got, bound := MaxMean(cdfs, []float64{1 / a, 1 / b}, 1e-10)
+	want := 1/a + 1/b - 1/(a+b)
+	if math.Abs(got-want) > 1e-9 || bound > 1e-8 {
+		t.Errorf("E[max] = %.15g (bound %g), want %.15g", got, bound, want)
+	}
+}

@@ -32,10 +32,21 @@ func names(s *ctmc.Structure, ids []int32) []string {
 }
 
 // isMachine reports whether a leaf is a machine: a single sequential
-// component (not an aggregated array) with more than one local state, every
-// activity active and visible, that returns to its initial local state.
-func isMachine(l *ctmc.Leaf) bool {
-	if l.Copies != 1 || l.NumLocal < 2 {
+// component (not an aggregated array) with every activity active and
+// visible, that returns to its initial local state, and some of whose
+// actions other components perform passively (its applications). A machine
+// with one application has a single local state and a self-loop.
+func isMachine(l *ctmc.Leaf, passive map[int32]bool) bool {
+	if l.Copies != 1 {
+		return false
+	}
+	served := false
+	for s := 0; s < l.NumLocal; s++ {
+		for _, t := range l.Transitions(s) {
+			served = served || passive[t.Action]
+		}
+	}
+	if !served {
 		return false
 	}
 	closes := false
@@ -104,9 +115,17 @@ func sortedIDs(set map[int32]bool) []int32 {
 func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 	byName := map[string]*ctmc.Leaf{}
 	var all []string
+	passive := map[int32]bool{} // actions some component performs passively
 	for _, l := range s.Leaves {
 		byName[l.Name] = l
 		all = append(all, l.Name)
+		for st := 0; st < l.NumLocal; st++ {
+			for _, t := range l.Transitions(st) {
+				if t.Passive {
+					passive[t.Action] = true
+				}
+			}
+		}
 	}
 	var out []*Machine
 	if len(named) > 0 {
@@ -115,20 +134,20 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 			if !ok {
 				return nil, fmt.Errorf("--machines: no component %q (the components are %s)", n, strings.Join(limit(all, 12), ", "))
 			}
-			if !isMachine(l) {
-				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine performs only active, visible activities and returns to its initial local state", n)
+			if !isMachine(l, passive) {
+				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
 			}
 			out = append(out, machineOf(l))
 		}
 		return out, nil
 	}
 	for _, l := range s.Leaves {
-		if isMachine(l) {
+		if isMachine(l, passive) {
 			out = append(out, machineOf(l))
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no machine found: a machine is a sequential component on the active side that performs only active activities and returns to its initial local state, e.g. M1 = (compute1, r1).(compute2, r2).M1; the model's components are %s",
+		return nil, fmt.Errorf("no machine found: a machine is a sequential component that computes applications (actions that other components perform passively) with active activities only, and returns to its initial local state, e.g. M1 = (compute1, r1).(compute2, r2).M1; the model's components are %s",
 			strings.Join(limit(all, 12), ", "))
 	}
 	return out, nil

@@ -136,7 +136,7 @@ Lock = (use, infty).(free, 5).Lock;
 }
 
 func TestNoMachine(t *testing.T) {
-	c := chainOf(t, "P = (a, infty).P; Q = (a, 1).Q; P <a> Q")
+	c := chainOf(t, "P = (a, 1).P2; P2 = (b, 1).P; Q = (c, 2).Q; P <> Q")
 	if _, err := Analyze(context.Background(), c, Options{Beta: 1}); err == nil {
 		t.Fatal("a model without machines was analysed")
 	}

@@ -31,6 +31,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
 	flat := fs.Bool("flat", false, "solve the whole product chain (the only path so far)")
+	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -110,6 +111,13 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			}
 			return writeJSON(w, map[string]any{"beta": *beta, "semantics": *sem, "tie": *tie, "mappings": ms})
 		case "csv":
+			if *summary {
+				fmt.Fprintln(w, "model,robustness,p_all_by_beta,expected_makespan,states,semantics,beta")
+				for _, r := range results {
+					fmt.Fprintf(w, "%s,%s,%s,%s,%d,%s,%s\n", csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.States, r.Semantics, fmtFloat(r.Beta))
+				}
+				return nil
+			}
 			if len(ranked) == 1 {
 				r := ranked[0]
 				fmt.Fprintln(w, "model,machine,applications,p_by_beta,mean,q99")
@@ -215,13 +223,13 @@ func textFloat(x float64, f string) string {
 func textRanking(w io.Writer, ranked []*models.Ranked, beta float64, sem string, tie float64) error {
 	fmt.Fprintf(w, "goal: beta = %g, %s semantics; equal makespan within %g%%\n\n", beta, sem, tie*100)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "rank\tmapping\trobustness\tP(all <= %g)\tE[makespan]\tgroup\t\n", beta)
+	fmt.Fprintf(tw, "rank\tmapping\trobustness\tP(all <= %g)\tE[makespan]\tgroup\n", beta)
 	for _, r := range ranked {
 		note := ""
 		if r.GainOverGroup > 0 {
-			note = fmt.Sprintf("  +%.4f over its group's least robust; misses the goal %.2f times less often", r.GainOverGroup, r.MissRatio)
+			note = fmt.Sprintf("  (+%.4f robustness over the group's least robust; misses the goal %.2f times less often)", r.GainOverGroup, r.MissRatio)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.6f\t%.6f\t%.4f\t%d%s\t\n", r.Rank, r.Model, r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.Group, note)
+		fmt.Fprintf(tw, "%d\t%s\t%.6f\t%.6f\t%.4f\t%d%s\n", r.Rank, r.Model, r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.Group, note)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"pepa/models"
+)
+
+func runGen(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "gen", "gen SPEC [-o FILE | --dir DIR] [--mapping NAME]",
+		`  pepa gen testdata/spec-example.json --mapping balanced -o balanced.pepa
+        write one mapping of a specification as a PEPA model
+  pepa gen testdata/spec-example.json --dir models/
+        write every mapping, as models/NAME.pepa
+The specification format is documented, field by field, in testdata/spec-example.json.
+`)
+	out := fs.String("o", "", "write the model to `FILE` (atomically) instead of standard output")
+	dir := fs.String("dir", "", "write every mapping to `DIR`/NAME.pepa")
+	mapping := fs.String("mapping", "", "the mapping to write, by name")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(files) != 1 {
+		return usageError(e, "gen", "need exactly one specification file")
+	}
+	if *dir != "" && (*out != "" || *mapping != "") {
+		return usageError(e, "gen", "--dir writes every mapping; it cannot be combined with -o or --mapping")
+	}
+	in, err := models.LoadSpec(files[0])
+	if err != nil {
+		var se models.SpecErrors
+		if errors.As(err, &se) {
+			for _, x := range se {
+				fmt.Fprintln(e.stderr, x.Error())
+			}
+			return exitInvalid
+		}
+		fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+		if os.IsNotExist(err) {
+			return exitUsage
+		}
+		return exitInvalid
+	}
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+			return exitInvalid
+		}
+		for _, m := range in.Mappings {
+			if ctx.Err() != nil {
+				return exitInterrupted
+			}
+			path := filepath.Join(*dir, m.Name+".pepa")
+			if err := writeFileAtomicFunc(path, func(w io.Writer) error { return in.Generate(w, m) }); err != nil {
+				fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+				return exitInvalid
+			}
+		}
+		return exitOK
+	}
+	m, err := in.Mapping(*mapping)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
+		return exitInvalid
+	}
+	if err := writeOutput(e, *out, func(w io.Writer) error { return in.Generate(w, m) }); err != nil {
+		fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}

@@ -1,0 +1,599 @@
+package models
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Spec is a mapping specification (semantics.md section 4): applications,
+// machines, the ETC matrix, nominal and perturbed workloads and
+// availabilities, and one or more allocations of the applications.
+//
+// The file is JSON with // comments allowed (testdata/spec-example.json
+// shows every field). Perturbed values are explicit lists or uniform ranges
+// drawn with a seeded generator, so a generated model is the same byte for
+// byte on every run.
+type Spec struct {
+	Applications []string    `json:"applications"`
+	Machines     []string    `json:"machines"`
+	ETC          [][]float64 `json:"etc"`
+	ETCFile      string      `json:"etc_csv"`
+	Sensors      *Values     `json:"sensors"`
+	Weights      [][]float64 `json:"weights"`
+	Workload     *Values     `json:"workload"`
+	Availability *Values     `json:"availability"`
+	Seed         uint64      `json:"seed"`
+	Mappings     []Mapping   `json:"mappings"`
+
+	file    string
+	offsets map[string]int // JSON path -> byte offset, for error lines
+	src     []byte
+}
+
+// Values are nominal and perturbed values of a quantity.
+type Values struct {
+	Nominal   json.RawMessage `json:"nominal"`
+	Perturbed json.RawMessage `json:"perturbed"`
+}
+
+// Mapping allocates applications to machines, each machine computing its
+// applications in the order listed.
+type Mapping struct {
+	Name       string              `json:"name"`
+	Allocation map[string][]string `json:"allocation"`
+}
+
+// SpecError is a problem in a specification, with its place.
+type SpecError struct {
+	File string
+	Line int // 0 if unknown
+	Msg  string
+}
+
+func (e *SpecError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: error: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: error: %s", e.File, e.Msg)
+}
+
+// SpecErrors is every problem found in a specification.
+type SpecErrors []*SpecError
+
+func (l SpecErrors) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Instance is a validated specification with every value resolved.
+type Instance struct {
+	Apps      []string
+	Machines  []string
+	ETC       [][]float64 // [app][machine]
+	Workload  []float64   // nominal lambda_i
+	WorkloadP []float64   // perturbed
+	Avail     []float64   // nominal eta_j
+	AvailP    []float64   // perturbed
+	Mappings  []Mapping
+	SpecFile  string
+}
+
+// LoadSpec reads and validates a specification file.
+func LoadSpec(path string) (*Instance, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSpec(path, src)
+}
+
+// ParseSpec validates a specification given as text.
+func ParseSpec(path string, src []byte) (*Instance, error) {
+	clean := stripComments(src)
+	s := &Spec{file: path, src: src}
+	dec := json.NewDecoder(bytes.NewReader(clean))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		return nil, SpecErrors{s.jsonError(err)}
+	}
+	s.offsets = pathOffsets(clean)
+	return s.resolve()
+}
+
+// stripComments blanks // comments outside strings (keeping offsets).
+func stripComments(src []byte) []byte {
+	out := append([]byte(nil), src...)
+	inString, escaped := false, false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for i < len(out) && out[i] != '\n' {
+				out[i] = ' '
+				i++
+			}
+		}
+	}
+	return out
+}
+
+func (s *Spec) lineAt(offset int) int {
+	if offset < 0 || offset > len(s.src) {
+		return 0
+	}
+	return bytes.Count(s.src[:offset], []byte("\n")) + 1
+}
+
+func (s *Spec) jsonError(err error) *SpecError {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return &SpecError{File: s.file, Line: s.lineAt(int(se.Offset)), Msg: "invalid JSON: " + se.Error()}
+	case errors.As(err, &te):
+		return &SpecError{File: s.file, Line: s.lineAt(int(te.Offset)), Msg: fmt.Sprintf("%s must be %s, found a JSON %s", te.Field, describeType(te.Type.String()), te.Value)}
+	}
+	return &SpecError{File: s.file, Msg: err.Error()}
+}
+
+func describeType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "[][]"):
+		return "a list of lists of numbers"
+	case strings.HasPrefix(t, "[]string"):
+		return "a list of names"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case t == "float64":
+		return "a number"
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "map"):
+		return "an object"
+	}
+	return t
+}
+
+// pathOffsets maps JSON paths ("etc[2][1]", "mappings[0].allocation.M1")
+// to the byte offset of their values.
+func pathOffsets(src []byte) map[string]int {
+	out := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	type frame struct {
+		array bool
+		index int
+		key   string
+		path  string
+	}
+	var stack []frame
+	current := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.array {
+			return fmt.Sprintf("%s[%d]", f.path, f.index)
+		}
+		if f.path == "" {
+			return f.key
+		}
+		return f.path + "." + f.key
+	}
+	expectKey := false
+	for {
+		off := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		// The decoder's offset is before the whitespace ahead of a token.
+		for off < len(src) && (src[off] == ' ' || src[off] == '\n' || src[off] == '\t' || src[off] == '\r' || src[off] == ',' || src[off] == ':') {
+			off++
+		}
+		if len(stack) > 0 && !stack[len(stack)-1].array && expectKey {
+			if k, ok := tok.(string); ok {
+				stack[len(stack)-1].key = k
+				expectKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			p := current()
+			out[p] = off
+			stack = append(stack, frame{array: tok == json.Delim('['), path: p})
+			expectKey = tok == json.Delim('{')
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			out[current()] = off
+		}
+		if len(stack) > 0 {
+			if stack[len(stack)-1].array {
+				stack[len(stack)-1].index++
+			} else {
+				expectKey = true
+			}
+		}
+	}
+}
+
+type resolver struct {
+	s    *Spec
+	errs SpecErrors
+}
+
+func (r *resolver) errorf(path string, format string, args ...any) {
+	line := 0
+	if off, ok := r.s.offsets[path]; ok {
+		line = r.s.lineAt(off)
+	}
+	r.errs = append(r.errs, &SpecError{File: r.s.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (s *Spec) resolve() (*Instance, error) {
+	r := &resolver{s: s}
+	in := &Instance{SpecFile: s.file}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
+
+	// ETC.
+	etc := s.ETC
+	if s.ETCFile != "" {
+		if etc != nil {
+			r.errorf("etc_csv", "give the ETC matrix either inline (etc) or as a file (etc_csv), not both")
+		}
+		etc = r.readETC(s.ETCFile)
+	}
+	if etc == nil && len(r.errs) == 0 {
+		r.errorf("", "missing ETC matrix: give etc (rows: applications, columns: machines) or etc_csv")
+	}
+	nApps, nMach := len(etc), 0
+	if nApps > 0 {
+		nMach = len(etc[0])
+	}
+	for i, row := range etc {
+		if len(row) != nMach {
+			r.errorf(fmt.Sprintf("etc[%d]", i), "the ETC matrix is ragged: row %d has %d entries, row 1 has %d", i+1, len(row), nMach)
+		}
+		for j, x := range row {
+			if !(x > 0) || math.IsInf(x, 0) {
+				r.errorf(fmt.Sprintf("etc[%d][%d]", i, j), "ETC[%d][%d] is %g: an expected time to compute must be positive", i+1, j+1, x)
+			}
+		}
+	}
+	in.ETC = etc
+
+	// Names.
+	in.Apps = r.names("applications", s.Applications, nApps, "A", "application")
+	in.Machines = r.names("machines", s.Machines, nMach, "M", "machine")
+
+	// Workloads.
+	if s.Sensors != nil || s.Weights != nil {
+		if s.Workload != nil {
+			r.errorf("workload", "give the workload either directly (workload) or from sensors and weights, not both")
+		}
+		sens := r.values("sensors", s.Sensors, -1, rng, false)
+		if len(s.Weights) != nApps {
+			r.errorf("weights", "weights has %d rows, one per application (%d) is needed", len(s.Weights), nApps)
+		} else if sens[0] != nil {
+			in.Workload, in.WorkloadP = make([]float64, nApps), make([]float64, nApps)
+			for i, w := range s.Weights {
+				if len(w) != len(sens[0]) {
+					r.errorf(fmt.Sprintf("weights[%d]", i), "weights row %d has %d entries, one per sensor (%d) is needed", i+1, len(w), len(sens[0]))
+					continue
+				}
+				for k, x := range w {
+					if x < 0 {
+						r.errorf(fmt.Sprintf("weights[%d][%d]", i, k), "weight %g is negative", x)
+					}
+					in.Workload[i] += x * sens[0][k]
+					in.WorkloadP[i] += x * sens[1][k]
+				}
+				if !(in.Workload[i] > 0) {
+					r.errorf(fmt.Sprintf("weights[%d]", i), "application %d has no workload (its weights are all zero)", i+1)
+				}
+			}
+		}
+	} else {
+		v := r.values("workload", s.Workload, nApps, rng, false)
+		in.Workload, in.WorkloadP = v[0], v[1]
+	}
+	v := r.values("availability", s.Availability, nMach, rng, true)
+	in.Avail, in.AvailP = v[0], v[1]
+
+	// Mappings.
+	if len(s.Mappings) == 0 {
+		r.errorf("mappings", "no mapping: give at least one allocation of the applications to the machines")
+	}
+	appIndex := map[string]int{}
+	for i, a := range in.Apps {
+		appIndex[a] = i
+	}
+	machIndex := map[string]bool{}
+	for _, m := range in.Machines {
+		machIndex[m] = true
+	}
+	seenNames := map[string]bool{}
+	for k, m := range s.Mappings {
+		path := fmt.Sprintf("mappings[%d]", k)
+		if m.Name == "" {
+			m.Name = fmt.Sprintf("mapping%d", k+1)
+			s.Mappings[k].Name = m.Name
+		}
+		if !validFileName(m.Name) {
+			r.errorf(path+".name", "mapping name %q must be letters, digits, '-' or '_' (it names the output file)", m.Name)
+		}
+		if seenNames[m.Name] {
+			r.errorf(path+".name", "two mappings are named %q", m.Name)
+		}
+		seenNames[m.Name] = true
+		where := map[string]string{}
+		machs := make([]string, 0, len(m.Allocation))
+		for mach := range m.Allocation {
+			machs = append(machs, mach)
+		}
+		sort.Strings(machs)
+		for _, mach := range machs {
+			mpath := path + ".allocation." + mach
+			if !machIndex[mach] {
+				r.errorf(mpath, "mapping %s: no machine %q (the machines are %s)", m.Name, mach, strings.Join(in.Machines, ", "))
+			}
+			for _, app := range m.Allocation[mach] {
+				if _, ok := appIndex[app]; !ok {
+					r.errorf(mpath, "mapping %s: no application %q", m.Name, app)
+					continue
+				}
+				if prev, ok := where[app]; ok {
+					r.errorf(mpath, "mapping %s: application %s is mapped twice (to %s and %s)", m.Name, app, prev, mach)
+				}
+				where[app] = mach
+			}
+		}
+		for _, a := range in.Apps {
+			if _, ok := where[a]; !ok {
+				r.errorf(path+".allocation", "mapping %s: application %s is not mapped to any machine", m.Name, a)
+			}
+		}
+	}
+	in.Mappings = s.Mappings
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	return in, nil
+}
+
+func validFileName(s string) bool {
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// names checks or invents component names.
+func (r *resolver) names(path string, given []string, n int, prefix, what string) []string {
+	if given == nil {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s%d", prefix, i+1)
+		}
+		return out
+	}
+	if len(given) != n {
+		r.errorf(path, "%d %s names for %d %ss in the ETC matrix", len(given), what, n, what)
+	}
+	seen := map[string]bool{}
+	for i, g := range given {
+		if !isProcessName(g) {
+			r.errorf(fmt.Sprintf("%s[%d]", path, i), "%s name %q must start with an upper-case letter and hold only letters, digits and '_'", what, g)
+		}
+		if seen[g] {
+			r.errorf(fmt.Sprintf("%s[%d]", path, i), "%s name %q is used twice", what, g)
+		}
+		seen[g] = true
+	}
+	return given
+}
+
+func isProcessName(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' || s == "T" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// values resolves nominal and perturbed values: numbers, lists, or
+// {"uniform": [a, b]} ranges drawn from rng. n < 0 takes the length of the
+// nominal list. Availabilities must lie in (0, 1].
+func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availability bool) [2][]float64 {
+	var out [2][]float64
+	if v == nil {
+		if n < 0 {
+			r.errorf(path, "missing %s", path)
+			return out
+		}
+		// Nominal 1 and no perturbation.
+		one := make([]float64, n)
+		for i := range one {
+			one[i] = 1
+		}
+		return [2][]float64{one, one}
+	}
+	for k, part := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"nominal", v.Nominal}, {"perturbed", v.Perturbed}} {
+		p := path + "." + part.name
+		raw := bytes.TrimSpace(part.raw)
+		var vals []float64
+		switch {
+		case len(raw) == 0:
+			if k == 1 {
+				vals = out[0] // no perturbation
+				break
+			}
+			if n < 0 {
+				r.errorf(path, "missing %s.nominal", path)
+				return out
+			}
+			vals = make([]float64, n)
+			for i := range vals {
+				vals[i] = 1
+			}
+		case raw[0] == '[':
+			if err := json.Unmarshal(raw, &vals); err != nil {
+				r.errorf(p, "%s must be a number, a list of numbers or {\"uniform\": [a, b]}", p)
+				return out
+			}
+		case raw[0] == '{':
+			var u struct {
+				Uniform []float64 `json:"uniform"`
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&u); err != nil || len(u.Uniform) != 2 || !(u.Uniform[0] <= u.Uniform[1]) {
+				r.errorf(p, "%s: a range is written {\"uniform\": [a, b]} with a <= b", p)
+				return out
+			}
+			m := n
+			if m < 0 {
+				m = len(out[0])
+			}
+			vals = make([]float64, m)
+			for i := range vals {
+				vals[i] = u.Uniform[0] + (u.Uniform[1]-u.Uniform[0])*rng.Float64()
+			}
+		default:
+			var x float64
+			if err := json.Unmarshal(raw, &x); err != nil {
+				r.errorf(p, "%s must be a number, a list of numbers or {\"uniform\": [a, b]}", p)
+				return out
+			}
+			m := n
+			if m < 0 {
+				m = 1
+			}
+			vals = make([]float64, m)
+			for i := range vals {
+				vals[i] = x
+			}
+		}
+		want := n
+		if want < 0 {
+			want = len(out[0])
+			if k == 0 {
+				want = len(vals)
+			}
+		}
+		if len(vals) != want {
+			r.errorf(p, "%s has %d values, %d are needed", p, len(vals), want)
+			return out
+		}
+		for i, x := range vals {
+			switch {
+			case math.IsNaN(x) || math.IsInf(x, 0):
+				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is not a finite number", p, i+1)
+			case availability && !(x > 0 && x <= 1):
+				r.errorf(fmt.Sprintf("%s[%d]", p, i), "availability %g of machine %d is outside (0, 1]", x, i+1)
+			case !availability && !(x > 0):
+				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is %g: it must be positive", p, i+1, x)
+			}
+		}
+		out[k] = vals
+	}
+	return out
+}
+
+// readETC reads an ETC matrix from CSV (relative to the specification),
+// with an optional header row.
+func (r *resolver) readETC(name string) [][]float64 {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(r.s.file), name)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		r.errorf("etc_csv", "etc_csv: %v", err)
+		return nil
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	cr.Comment = '#'
+	var out [][]float64
+	for rowNum := 0; ; rowNum++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: err.Error()})
+			return nil
+		}
+		row := make([]float64, len(rec))
+		numeric := true
+		for j, field := range rec {
+			x, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
+			if err != nil {
+				numeric = false
+				if rowNum > 0 {
+					r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("column %d: %q is not a number", j+1, field)})
+				}
+				break
+			}
+			if !(x > 0) || math.IsInf(x, 0) {
+				r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("column %d: an expected time to compute must be positive, found %g", j+1, x)})
+			}
+			row[j] = x
+		}
+		if !numeric {
+			continue // a header row
+		}
+		if len(out) > 0 && len(row) != len(out[0]) {
+			r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("ragged ETC matrix: %d columns here, %d in the first row", len(row), len(out[0]))})
+			continue
+		}
+		out = append(out, row)
+	}
+	if len(out) == 0 {
+		r.errs = append(r.errs, &SpecError{File: path, Msg: "the ETC file has no rows"})
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// TestRobustnessPublished: the published values come out of the verb, for
+// both semantics, to 1e-9.
+func TestRobustnessPublished(t *testing.T) {
+	file := "../../../shared/examples/iccs2020-mapping-a.pepa"
+	if _, err := os.Stat(file); err != nil {
+		t.Skip(err)
+	}
+	want := map[string][]float64{
+		"initial": {0.9479664996, 0.9999999573, 0.9998649087, 0.8677076536, 0.9963294003},
+		"plugin":  {0.9611916506, 0.9999999798, 0.9999157699, 0.8392089592, 0.9963099695},
+	}
+	for sem, ps := range want {
+		code, out, stderr := runPepa(t, "", "robustness", "--beta", "45", "--semantics", sem, "--format", "json", file)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var r struct {
+			Machines []struct {
+				Name    string  `json:"name"`
+				PByBeta float64 `json:"p_by_beta"`
+				Mean    float64 `json:"mean"`
+				Q99     float64 `json:"q99"`
+			} `json:"machines"`
+			Robustness float64 `json:"robustness"`
+			PAll       float64 `json:"p_all_by_beta"`
+			Makespan   float64 `json:"expected_makespan"`
+			Solved     string  `json:"solved"`
+			Semantics  string  `json:"semantics"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		prod := 1.0
+		for j, m := range r.Machines {
+			if math.Abs(m.PByBeta-ps[j]) > 1e-9 {
+				t.Errorf("%s %s: %.10f, published %.10f", sem, m.Name, m.PByBeta, ps[j])
+			}
+			prod *= m.PByBeta
+		}
+		if math.Abs(r.Robustness-ps[3]) > 1e-9 || math.Abs(r.PAll-prod) > 1e-12 || r.Semantics != sem || r.Solved != "flat" {
+			t.Errorf("%s: %+v", sem, r)
+		}
+	}
+}
+
+// TestRankingGolden: the ranking of the bundled cluster mappings, as JSON,
+// against a golden file (whose per-machine values the models package tests
+// independently); and the same bytes on every run.
+func TestRankingGolden(t *testing.T) {
+	t.Chdir("../..")
+	files, _ := filepath.Glob("testdata/cluster/*.pepa")
+	args := append([]string{"robustness", "--beta", "40", "--format", "json"}, files...)
+	code, out, stderr := runPepa(t, "", args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, again, _ := runPepa(t, "", args...)
+	if out != again {
+		t.Errorf("two runs differ")
+	}
+	golden := "testdata/golden/cluster-ranking.json"
+	if *update {
+		os.MkdirAll(filepath.Dir(golden), 0o755)
+		os.WriteFile(golden, []byte(out), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("ranking differs from %s:\n%s", golden, out)
+	}
+}
+
+// TestClusterModelsInSync: the bundled cluster models are what gen writes
+// from the example specification.
+func TestClusterModelsInSync(t *testing.T) {
+	t.Chdir("../..")
+	for _, m := range []string{"round-robin", "paired", "uneven"} {
+		code, out, stderr := runPepa(t, "", "gen", "testdata/spec-example.json", "--mapping", m)
+		if code != exitOK {
+			t.Fatalf("gen %s: exit %d: %s", m, code, stderr)
+		}
+		want, _ := os.ReadFile("testdata/cluster/" + m + ".pepa")
+		if out != string(want) {
+			t.Errorf("testdata/cluster/%s.pepa is not what gen writes now", m)
+		}
+	}
+}
+
+func TestRobustnessUsage(t *testing.T) {
+	model := "../../testdata/mapping-a.pepa"
+	for _, args := range [][]string{
+		{"robustness", model},
+		{"robustness", "--beta", "-1", model},
+		{"robustness", "--beta", "10", "--semantics", "other", model},
+		{"robustness", "--beta", "10", "--plot", "x.gif", model},
+		{"robustness", "--beta", "10"},
+	} {
+		if code, _, _ := runPepa(t, "", args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	code, _, stderr := runPepa(t, "", "robustness", "--beta", "10", "--machines", "Nope", model)
+	if code != exitInvalid || !strings.Contains(stderr, `no component "Nope"`) {
+		t.Errorf("bad machine: exit %d: %s", code, stderr)
+	}
+	noMachine := writeTemp(t, "nm.pepa", "P = (a, 1).P2; P2 = (b, 1).P; P\n")
+	code, _, stderr = runPepa(t, "", "robustness", "--beta", "10", noMachine)
+	if code != exitInvalid || !strings.Contains(stderr, "no machine found") {
+		t.Errorf("no machine: exit %d: %s", code, stderr)
+	}
+}
+
+func TestRobustnessPlotAndCSV(t *testing.T) {
+	dir := t.TempDir()
+	png := filepath.Join(dir, "r.png")
+	csvPath := filepath.Join(dir, "r.csv")
+	code, _, stderr := runPepa(t, "", "robustness", "--beta", "30", "--plot", png, "--format", "csv", "-o", csvPath,
+		"../../testdata/mapping-a.pepa", "../../testdata/mapping-b.pepa")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(png)
+	if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("%s is not a PNG", png)
+	}
+	c, _ := os.ReadFile(csvPath)
+	lines := strings.Split(strings.TrimSpace(string(c)), "\n")
+	if len(lines) != 3 || lines[0] != "rank,model,robustness,p_all_by_beta,expected_makespan,group,states" || !strings.HasPrefix(lines[1], "1,") {
+		t.Errorf("csv:\n%s", c)
+	}
+}
+
+func TestGenVerb(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runPepa(t, "", "gen", "../../testdata/spec-example.json", "--dir", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, m := range []string{"round-robin", "paired", "uneven"} {
+		if code, _, stderr := runPepa(t, "", "check", filepath.Join(dir, m+".pepa")); code != exitOK {
+			t.Errorf("%s: %s", m, stderr)
+		}
+	}
+	code, _, stderr = runPepa(t, "", "gen", "../../testdata/spec-example.json")
+	if code != exitInvalid || !strings.Contains(stderr, "has 3 mappings") {
+		t.Errorf("several mappings without --mapping: exit %d: %s", code, stderr)
+	}
+	bad := writeTemp(t, "bad.json", "{\n \"etc\": [[1, -2]],\n \"mappings\": [{\"name\": \"m\", \"allocation\": {\"M1\": [\"A1\"]}}]\n}\n")
+	code, _, stderr = runPepa(t, "", "gen", bad)
+	if code != exitInvalid || !strings.Contains(stderr, bad+":2: error: ETC[1][2] is -2") {
+		t.Errorf("bad spec: exit %d: %s", code, stderr)
+	}
+}

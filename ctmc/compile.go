@@ -481,6 +481,8 @@ func alphabet(n node) map[int32]bool {
 	var walk func(n node)
 	walk = func(n node) {
 		switch n := n.(type) {
+		case *constNode:
+			walk(n.orig)
 		case *leafNode:
 			for _, ts := range n.leaf.trans {
 				for _, t := range ts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/integrate/quad"
 
@@ -59,9 +60,12 @@ type Result struct {
 	Model     string
 	Beta      float64
 	Semantics passage.Semantics
-	States    int
-	Solved    string // "flat": the product chain
-	Machines  []MachineResult
+	States    int // states of the chain solved: the product, or summed over the parts
+	// ProductStates is the size of the product chain (+Inf past float64).
+	ProductStates float64
+	Solved        string // "flat" (the product chain) or "decomposed" (independent parts)
+	Why           string // why that path was taken
+	Machines      []MachineResult
 
 	Robustness       float64 // min_j P(F_j <= beta) over the computed machines
 	PAllByBeta       float64 // P(max_j F_j <= beta)
@@ -79,7 +83,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, States: c.N, Solved: "flat"}
+	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, States: c.N, ProductStates: float64(c.N), Solved: "flat"}
 	res.Independent, res.Dependence = Independent(c.S, machines)
 
 	var pi []float64
@@ -150,27 +154,31 @@ func sameSet(a, b []int32) bool {
 	return true
 }
 
-// joint computes P(max F_j <= beta) and E[max F_j].
-func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options) error {
-	var cdfs []func(float64) float64
+// productJoint sets the joint figures of independent machines: the
+// product of their probabilities, and E[max] by integration.
+func (res *Result) productJoint(tol float64) {
+	res.PAllByBeta = 1
+	var dists []*passage.Result
 	var means []float64
+	cdfErr := 0.0
 	for i := range res.Machines {
 		mr := &res.Machines[i]
 		if mr.dist == nil {
 			continue
 		}
-		d := mr.dist
-		cdfs = append(cdfs, func(t float64) float64 { v, _ := d.CDF(t); return v })
+		res.PAllByBeta *= mr.PByBeta
+		dists = append(dists, mr.dist)
 		means = append(means, mr.Mean)
+		cdfErr += mr.dist.Epsilon
 	}
+	sort.SliceStable(dists, func(i, j int) bool { return dists[i].Q < dists[j].Q })
+	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(dists), means, tol, cdfErr)
+}
+
+// joint computes P(max F_j <= beta) and E[max F_j].
+func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options) error {
 	if res.Independent || opt.Semantics == passage.Plugin {
-		res.PAllByBeta = 1
-		for i := range res.Machines {
-			if p := res.Machines[i].PByBeta; !math.IsNaN(p) {
-				res.PAllByBeta *= p
-			}
-		}
-		res.ExpectedMakespan, res.MakespanError = MaxMean(cdfs, means, 1e-9)
+		res.productJoint(1e-9)
 		res.Joint = "product of independent machines"
 		if !res.Independent {
 			res.Joint = "product of the machines' plug-in distributions (each has its own start), although " + res.Dependence
@@ -200,61 +208,87 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 
 // MaxMean computes E[max_j F_j] = integral over t >= 0 of 1 - prod_j F_j(t)
 // for independent finishing times with the given CDFs and means, and a
-// bound on its error. The integral is taken with 10-point Gauss-Legendre
-// panels on [0, T]; T is doubled until the neglected tail, bounded by
+// bound on its error. at(t) returns prod_j F_j(t) and sum_j (1 - F_j(t)).
+//
+// The integral is taken with 10-point Gauss-Legendre panels on [0, T]; T
+// is doubled until the neglected tail, bounded by
 // sum_j (E[F_j] - integral_0^T (1 - F_j)) (because 1 - prod F <= sum 1 - F_j,
 // and E[F_j] is known exactly), is below tol times the result; the
-// quadrature error is estimated by halving the panels.
-func MaxMean(cdfs []func(float64) float64, means []float64, tol float64) (float64, float64) {
-	if len(cdfs) == 0 {
-		return 0, 0
-	}
-	maxMean := 0.0
+// quadrature error is estimated by halving the panels. cdfErr bounds the
+// error of prod_j F_j(t) at any t (the sum of the CDFs' error bounds); the
+// returned bound adds T * cdfErr for it.
+func MaxMean(at func(t float64) (prod, sumComp float64), means []float64, tol, cdfErr float64) (float64, float64) {
+	sumMeans, maxMean := 0.0, 0.0
 	for _, m := range means {
 		if math.IsInf(m, 1) || math.IsNaN(m) {
 			return math.Inf(1), 0
 		}
+		sumMeans += m
 		maxMean = math.Max(maxMean, m)
 	}
 	if maxMean == 0 {
 		return 0, 0
 	}
-	f := func(t float64) float64 {
-		p := 1.0
-		for _, F := range cdfs {
-			p *= F(t)
-		}
-		return 1 - p
-	}
-	integrate := func(g func(float64) float64, T float64, panels int) float64 {
+	// integrate returns the integrals of 1 - prod and of sumComp.
+	integrate := func(T float64, panels int) (float64, float64) {
 		h := T / float64(panels)
-		s := 0.0
+		var f, g float64
 		for i := 0; i < panels; i++ {
-			s += quad.Fixed(g, float64(i)*h, float64(i+1)*h, 10, quad.Legendre{}, 0)
+			lo := float64(i) * h
+			for k, x := range glNodes {
+				p, c := at(lo + (x+1)*h/2)
+				f += glWeights[k] * h / 2 * (1 - p)
+				g += glWeights[k] * h / 2 * c
+			}
 		}
-		return s
+		return f, g
 	}
-	T := 4 * maxMean
-	panels := 64
-	for iter := 0; iter < 40; iter++ {
-		tail := 0.0
-		for j, F := range cdfs {
-			g := func(t float64) float64 { return 1 - F(t) }
-			tail += math.Max(0, means[j]-integrate(g, T, panels))
-		}
-		coarse := integrate(f, T, panels)
-		fine := integrate(f, T, 2*panels)
+	T := 2 * maxMean
+	panels := 16
+	for iter := 0; iter < 60; iter++ {
+		coarse, _ := integrate(T, panels)
+		fine, g := integrate(T, 2*panels)
+		tail := math.Max(0, sumMeans-g)
 		quadErr := math.Abs(fine - coarse)
 		if tail <= tol*fine && quadErr <= tol*fine {
-			return fine, tail + quadErr
+			return fine, tail + quadErr + T*cdfErr
 		}
 		if tail > tol*fine {
 			T *= 2
-			panels *= 2
-		} else {
-			panels *= 2
 		}
+		panels *= 2
 	}
-	fine := integrate(f, T, 2*panels)
-	return fine, math.Abs(fine) * tol * 10
+	fine, _ := integrate(T, 2*panels)
+	return fine, math.Abs(fine)*tol*10 + T*cdfErr
+}
+
+// 10-point Gauss-Legendre nodes and weights on [-1, 1].
+var glNodes, glWeights = func() ([]float64, []float64) {
+	x := make([]float64, 10)
+	w := make([]float64, 10)
+	quad.Legendre{}.FixedLocations(x, w, -1, 1)
+	return x, w
+}()
+
+// cdfProduct returns at(t) for MaxMean over passage results: results with
+// the same uniformization rate share their Poisson weights.
+func cdfProduct(dists []*passage.Result) func(float64) (float64, float64) {
+	return func(t float64) (float64, float64) {
+		prod, comp := 1.0, 0.0
+		var w *passage.PoissonWeights
+		q := math.NaN()
+		for _, d := range dists {
+			if d.Q != q {
+				q = d.Q
+				var err error
+				if w, err = passage.FoxGlynn(q*t, d.Epsilon/2); err != nil {
+					return math.NaN(), math.NaN()
+				}
+			}
+			f := d.CDFWith(w)
+			prod *= f
+			comp += 1 - f
+		}
+		return prod, comp
+	}
 }

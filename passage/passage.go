@@ -41,6 +41,10 @@ type Options struct {
 	// QFactor multiplies the largest exit rate to give the uniformization
 	// rate q (default 1.02).
 	QFactor float64
+	// Q, if positive, is the uniformization rate to use instead (it must be
+	// at least the largest exit rate). Passages on different chains that
+	// share q can share Poisson weights (MaxMean).
+	Q float64
 }
 
 func (o *Options) defaults() {
@@ -97,6 +101,12 @@ func (r *Result) CDF(t float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return r.CDFWith(w), nil
+}
+
+// CDFWith is the CDF at the t whose Poisson weights (for rate r.Q * t and
+// epsilon r.Epsilon/2) are w: results that share Q can share weights.
+func (r *Result) CDFWith(w *PoissonWeights) float64 {
 	// F = sum_k w_k a_k, written as a_R - sum_k w_k (a_R - a_k): the same
 	// with weights summing to 1, but the small complement is summed
 	// directly, so F is exactly 1 once all mass is absorbed, and exactly
@@ -106,7 +116,7 @@ func (r *Result) CDF(t float64) (float64, error) {
 	for i, x := range w.W {
 		gap += x * (top - r.absorbedAt(w.Left+i))
 	}
-	return clamp01(top - gap), nil
+	return clamp01(top - gap)
 }
 
 // PDF is the density of the passage time at t: the derivative of the CDF,
@@ -245,6 +255,12 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 	q *= opt.QFactor
 	if q == 0 {
 		q = 1
+	}
+	if opt.Q > 0 {
+		if opt.Q*opt.QFactor < q {
+			return nil, fmt.Errorf("uniformization rate %g is below the chain's largest exit rate %g", opt.Q, q/opt.QFactor)
+		}
+		q = opt.Q
 	}
 	k := buildKernel(c, probs, q)
 	L := k.lanes

@@ -104,14 +104,28 @@ func loadModel(e *env, verb, name string) (*lang.Model, int) {
 	return m, -1
 }
 
-// deriveModel compiles and derives a model's chain, with progress on a
-// terminal.
-func deriveModel(ctx context.Context, e *env, verb, name string, m *lang.Model, o *outputFlags) (*ctmc.Chain, int) {
+// compileModel compiles a checked model.
+func compileModel(e *env, name string, m *lang.Model, o *outputFlags) (*ctmc.Structure, int) {
 	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
 		return nil, exitInvalid
 	}
+	return s, -1
+}
+
+// deriveModel compiles and derives a model's chain, with progress on a
+// terminal.
+func deriveModel(ctx context.Context, e *env, verb, name string, m *lang.Model, o *outputFlags) (*ctmc.Chain, int) {
+	s, code := compileModel(e, name, m, o)
+	if code >= 0 {
+		return nil, code
+	}
+	return deriveStructure(ctx, e, verb, name, s, o)
+}
+
+// deriveStructure derives a compiled model's chain.
+func deriveStructure(ctx context.Context, e *env, verb, name string, s *ctmc.Structure, o *outputFlags) (*ctmc.Chain, int) {
 	opt := ctmc.DeriveOptions{MaxStates: o.maxStates}
 	if e.stderrTerminal {
 		opt.Progress = func(n int, d time.Duration) {

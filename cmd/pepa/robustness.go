@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"pepa/ctmc"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -30,7 +31,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`.png or .svg")
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
-	flat := fs.Bool("flat", false, "solve the whole product chain (the only path so far)")
+	flat := fs.Bool("flat", false, "solve the whole product chain even where the machines are independent")
 	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
@@ -39,7 +40,6 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	if code := o.validate(e, "robustness"); code >= 0 {
 		return code
 	}
-	_ = flat
 	switch {
 	case math.IsNaN(*beta):
 		return usageError(e, "robustness", "--beta is required")
@@ -71,11 +71,36 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		if code >= 0 {
 			return code
 		}
-		c, code := deriveModel(ctx, e, "robustness", name, m, &o)
+		s, code := compileModel(e, name, m, &o)
 		if code >= 0 {
 			return code
 		}
-		r, err := models.Analyze(ctx, c, models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps})
+		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps}
+		var r *models.Result
+		var err error
+		why := "--flat was given"
+		var parts []*ctmc.Part
+		if !*flat {
+			parts, err = ctmc.Decompose(s)
+			if err != nil {
+				why = err.Error()
+			}
+		}
+		if parts != nil {
+			r, err = models.AnalyzeParts(ctx, s, parts, mopt)
+			if err == nil {
+				r.Why = fmt.Sprintf("%d independent parts, each solved on its own chain", len(parts))
+			}
+		} else {
+			c, code := deriveStructure(ctx, e, "robustness", name, s, &o)
+			if code >= 0 {
+				return code
+			}
+			r, err = models.Analyze(ctx, c, mopt)
+			if err == nil {
+				r.Why = why
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return exitInterrupted
@@ -177,7 +202,8 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 	}
 	out := map[string]any{
 		"model": r.Model, "beta": r.Beta, "semantics": string(r.Semantics), "states": r.States,
-		"solved": r.Solved, "machines": ms,
+		"product_states": jsonFloat(r.ProductStates),
+		"solved":         r.Solved, "solved_why": r.Why, "machines": ms,
 		"robustness": jsonFloat(r.Robustness), "p_all_by_beta": jsonFloat(r.PAllByBeta),
 		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
 		"independent": r.Independent, "joint": r.Joint,
@@ -190,7 +216,11 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 }
 
 func textResult(w io.Writer, r *models.Ranked) error {
-	fmt.Fprintf(w, "model:      %s (%d states, solved %s)\n", r.Model, r.States, r.Solved)
+	if r.Solved == "decomposed" {
+		fmt.Fprintf(w, "model:      %s (product chain %.6g states; solved decomposed: %s, %d states in all)\n", r.Model, r.ProductStates, r.Why, r.States)
+	} else {
+		fmt.Fprintf(w, "model:      %s (%d states, solved flat: %s)\n", r.Model, r.States, r.Why)
+	}
 	fmt.Fprintf(w, "goal:       beta = %g, %s semantics\n", r.Beta, r.Semantics)
 	var names []string
 	for _, m := range r.Machines {

@@ -24,36 +24,44 @@ func TestRobustnessPublished(t *testing.T) {
 		"initial": {0.9479664996, 0.9999999573, 0.9998649087, 0.8677076536, 0.9963294003},
 		"plugin":  {0.9611916506, 0.9999999798, 0.9999157699, 0.8392089592, 0.9963099695},
 	}
-	for sem, ps := range want {
-		code, out, stderr := runPepa(t, "", "robustness", "--beta", "45", "--semantics", sem, "--format", "json", file)
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		var r struct {
-			Machines []struct {
-				Name    string  `json:"name"`
-				PByBeta float64 `json:"p_by_beta"`
-				Mean    float64 `json:"mean"`
-				Q99     float64 `json:"q99"`
-			} `json:"machines"`
-			Robustness float64 `json:"robustness"`
-			PAll       float64 `json:"p_all_by_beta"`
-			Makespan   float64 `json:"expected_makespan"`
-			Solved     string  `json:"solved"`
-			Semantics  string  `json:"semantics"`
-		}
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatal(err)
-		}
-		prod := 1.0
-		for j, m := range r.Machines {
-			if math.Abs(m.PByBeta-ps[j]) > 1e-9 {
-				t.Errorf("%s %s: %.10f, published %.10f", sem, m.Name, m.PByBeta, ps[j])
+	for _, flat := range []bool{false, true} {
+		for sem, ps := range want {
+			args := []string{"robustness", "--beta", "45", "--semantics", sem, "--format", "json", file}
+			solved := "decomposed"
+			if flat {
+				args = append(args, "--flat")
+				solved = "flat"
 			}
-			prod *= m.PByBeta
-		}
-		if math.Abs(r.Robustness-ps[3]) > 1e-9 || math.Abs(r.PAll-prod) > 1e-12 || r.Semantics != sem || r.Solved != "flat" {
-			t.Errorf("%s: %+v", sem, r)
+			code, out, stderr := runPepa(t, "", args...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var r struct {
+				Machines []struct {
+					Name    string  `json:"name"`
+					PByBeta float64 `json:"p_by_beta"`
+					Mean    float64 `json:"mean"`
+					Q99     float64 `json:"q99"`
+				} `json:"machines"`
+				Robustness float64 `json:"robustness"`
+				PAll       float64 `json:"p_all_by_beta"`
+				Makespan   float64 `json:"expected_makespan"`
+				Solved     string  `json:"solved"`
+				Semantics  string  `json:"semantics"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			prod := 1.0
+			for j, m := range r.Machines {
+				if math.Abs(m.PByBeta-ps[j]) > 1e-9 {
+					t.Errorf("%s %s: %.10f, published %.10f", sem, m.Name, m.PByBeta, ps[j])
+				}
+				prod *= m.PByBeta
+			}
+			if math.Abs(r.Robustness-ps[3]) > 1e-9 || math.Abs(r.PAll-prod) > 1e-12 || r.Semantics != sem || r.Solved != solved {
+				t.Errorf("%s: %+v", sem, r)
+			}
 		}
 	}
 }

@@ -1,0 +1,167 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/lang"
+	"pepa/passage"
+)
+
+// sixMachines is a 6-machine mapping in the seed's shape with 3
+// applications a machine and rates of its own.
+func sixMachines() string {
+	var b strings.Builder
+	for i := 1; i <= 18; i++ {
+		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.15+float64(i%5)*0.05, i, 0.1+float64(i%4)*0.03)
+		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
+	}
+	var as, acts, ms []string
+	for m := 1; m <= 6; m++ {
+		var ideal, pert []string
+		for i := m; i <= 18; i += 6 {
+			ideal = append(ideal, fmt.Sprintf("(compute%d, r%d).", i, i))
+			pert = append(pert, fmt.Sprintf("(compute%d, p%d).", i, i))
+		}
+		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, strings.Join(ideal, ""), m, strings.Join(pert, ""), m)
+		ms = append(ms, fmt.Sprintf("M%d", m))
+	}
+	for i := 1; i <= 18; i++ {
+		as = append(as, fmt.Sprintf("A%d", i))
+		acts = append(acts, fmt.Sprintf("compute%d", i))
+	}
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
+	return b.String()
+}
+
+func structureOf(t testing.TB, src string) *ctmc.Structure {
+	t.Helper()
+	m, diags := lang.Load("t.pepa", []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestDecomposedEqualsFlat: on mapping models of up to 6 machines, the
+// decomposed analysis gives the flat product chain's figures to 1e-12,
+// under both semantics.
+func TestDecomposedEqualsFlat(t *testing.T) {
+	sources := map[string]string{"six machines": sixMachines()}
+	for _, f := range []string{"../testdata/mapping-a.pepa", "../testdata/mapping-b.pepa", "../testdata/cluster/uneven.pepa",
+		"../../shared/examples/iccs2020-mapping-a.pepa", "../../shared/examples/case1-mapping-b.pepa"} {
+		if b, err := os.ReadFile(f); err == nil {
+			sources[f] = string(b)
+		}
+	}
+	for name, src := range sources {
+		s := structureOf(t, src)
+		parts, err := ctmc.Decompose(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		flatChain, err := ctmc.Derive(context.Background(), structureOf(t, src), ctmc.DeriveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sem := range []passage.Semantics{passage.Initial, passage.Plugin} {
+			// Both sides within 1e-14 of the exact values, so 1e-12 apart at most.
+			opt := Options{Beta: 30, Semantics: sem, Epsilon: 1e-14}
+			dec, err := AnalyzeParts(context.Background(), s, parts, opt)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, sem, err)
+			}
+			flat, err := Analyze(context.Background(), flatChain, opt)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, sem, err)
+			}
+			if len(dec.Machines) != len(flat.Machines) || dec.Solved != "decomposed" {
+				t.Fatalf("%s: %d machines decomposed, %d flat", name, len(dec.Machines), len(flat.Machines))
+			}
+			for j := range dec.Machines {
+				d, f := dec.Machines[j], flat.Machines[j]
+				for _, v := range [][3]any{{"P(F <= beta)", d.PByBeta, f.PByBeta}, {"mean", d.Mean, f.Mean}, {"q99", d.Quantile, f.Quantile}} {
+					x, y := v[1].(float64), v[2].(float64)
+					tol := 1e-12
+					if v[0] != "P(F <= beta)" {
+						tol = 1e-9 * math.Max(1, math.Abs(y)) // means: solver tolerance; quantiles: bisection
+					}
+					if math.Abs(x-y) > tol {
+						t.Errorf("%s %s %s %s: decomposed %.15g, flat %.15g", name, sem, d.Name, v[0], x, y)
+					}
+				}
+			}
+			if math.Abs(dec.Robustness-flat.Robustness) > 1e-12 || math.Abs(dec.PAllByBeta-flat.PAllByBeta) > 1e-12 ||
+				math.Abs(dec.ExpectedMakespan-flat.ExpectedMakespan) > 1e-8*flat.ExpectedMakespan {
+				t.Errorf("%s %s: decomposed %.12g %.12g %.12g, flat %.12g %.12g %.12g", name, sem,
+					dec.Robustness, dec.PAllByBeta, dec.ExpectedMakespan, flat.Robustness, flat.PAllByBeta, flat.ExpectedMakespan)
+			}
+		}
+	}
+}
+
+// TestCoupledRefused: two machines that synchronise with each other are
+// not decomposed (and the flat analysis handles them).
+func TestCoupledRefused(t *testing.T) {
+	s := structureOf(t, `
+r = 1;
+A1 = (c1, infty).A1; A2 = (c2, infty).A2;
+M1 = (c1, r).(sync, r).M1;
+M2 = (c2, r).(sync, r).M2;
+(A1 <> A2) <c1, c2> (M1 <sync> M2)`)
+	_, err := ctmc.Decompose(s)
+	var nd *ctmc.NotDecomposableError
+	if !errors.As(err, &nd) || !strings.Contains(err.Error(), "M1 and M2 both perform action sync") {
+		t.Fatalf("got %v", err)
+	}
+	s2 := structureOf(t, `
+a = 1; b = 2;
+M1 = (use, a).(work1, b).M1;
+Lock = (use, infty).(free, 5).Lock;
+M1 <use> Lock`)
+	if _, err := ctmc.Decompose(s2); err == nil || !strings.Contains(err.Error(), "performs use passively") {
+		t.Fatalf("stateful passive partner: %v", err)
+	}
+}
+
+// TestBlockedAndHidden: a machine action that its partner never enables is
+// blocked in the part's chain as in the product; hiding renames.
+func TestBlockedAndHidden(t *testing.T) {
+	src := `
+A1 = (c1, infty).A1;
+M1 = (c1, 1).(c2, 2).M1 + (c3, 3).M1;
+M2 = (d1, 1).(d2, 2).M2;
+B = (d1, infty).B;
+((A1 <c1, c3> M1) <> ((B <d1> M2)/{d2}))`
+	s := structureOf(t, src)
+	parts, err := ctmc.Decompose(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := ctmc.Derive(context.Background(), structureOf(t, src), ctmc.DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parts[0].Blocked; len(got) != 1 || got[0] != "c3" {
+		t.Errorf("M1 blocked %v, want [c3]", got)
+	}
+	// Product of the parts' state counts equals the flat chain's.
+	if n := parts[0].Chain.N * parts[1].Chain.N; n != flat.N {
+		t.Errorf("parts %d x %d, flat %d", parts[0].Chain.N, parts[1].Chain.N, flat.N)
+	}
+	for e, a := range parts[1].Chain.Act {
+		if name := s.Actions[a]; name == "d2" {
+			t.Errorf("transition %d of M2's part still labelled d2, hidden above", e)
+		}
+	}
+}

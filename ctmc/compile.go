@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 	"sort"
 	"strings"
 
@@ -38,6 +39,19 @@ type Structure struct {
 
 	actionID map[string]int32
 	root     node
+
+	// The tree is prepared for exploration (constant subtrees evaluated,
+	// per-action tables sized) on first use by Derive, not by Compile: an
+	// analysis that decomposes the model never needs it, and for a large
+	// model the packed states' deltas are the largest cost.
+	freezeOnce sync.Once
+	frozen     node
+}
+
+// exploreRoot returns the tree prepared for exploration.
+func (s *Structure) exploreRoot() node {
+	s.freezeOnce.Do(func() { s.frozen = freeze(s.root, s.Words, len(s.Actions)) })
+	return s.frozen
 }
 
 // TauAction is the id of the silent action.
@@ -156,7 +170,6 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	if err := c.pack(); err != nil {
 		return nil, err
 	}
-	c.s.root = freeze(c.s.root, c.s.Words, len(c.s.Actions))
 	return c.s, nil
 }
 
@@ -233,15 +246,18 @@ func (c *compiler) term(p lang.Process) (node, error) {
 // combine makes a cooperation node, flattening pure parallel compositions.
 func (c *compiler) combine(x, y node, set map[int32]bool) node {
 	if len(set) == 0 {
-		var kids []node
-		for _, n := range []node{x, y} {
-			if p, ok := n.(*parNode); ok {
-				kids = append(kids, p.kids...)
-			} else {
-				kids = append(kids, n)
-			}
+		// x is usually the parNode built for the chain to its left: extend
+		// it in place, so that A1 <> A2 <> ... <> An costs O(n).
+		p, ok := x.(*parNode)
+		if !ok {
+			p = &parNode{kids: []node{x}}
 		}
-		return &parNode{kids: kids}
+		if q, ok := y.(*parNode); ok {
+			p.kids = append(p.kids, q.kids...)
+		} else {
+			p.kids = append(p.kids, y)
+		}
+		return p
 	}
 	return &coopNode{x: x, y: y, set: set}
 }

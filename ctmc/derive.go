@@ -68,6 +68,7 @@ var ErrTooManyStates = errors.New("state limit exceeded")
 // It obeys ctx (checked every few thousand states).
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
 	w := s.Words
+	root := s.exploreRoot()
 	c := &Chain{S: s}
 	set := newIndex(s, opt.MaxStates)
 	direct, _ := set.(*directIndex)
@@ -117,7 +118,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		copy(cur, c.States[i*w:(i+1)*w])
 		curRadix := s.radix(cur)
 		out.reset()
-		s.root.eval(cur, out, &e)
+		root.eval(cur, out, &e)
 		if e.mixed {
 			return nil, fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined",
 				i, c.StateString(i), s.Actions[e.action])

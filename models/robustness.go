@@ -44,6 +44,7 @@ type MachineResult struct {
 	Quantile     float64 // the Options.Quantile quantile of F
 	Note         string
 	dist         *passage.Result
+	maxRest      float64 // largest mean remaining time over reachable states
 }
 
 // CDF is the machine's finishing-time distribution function (nil result
@@ -128,7 +129,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if mr.PByBeta, err = dists[k].CDF(opt.Beta); err != nil {
 			return nil, err
 		}
-		if mr.Mean, err = passage.Mean(ctx, c, probs[k]); err != nil {
+		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, probs[k]); err != nil {
 			return nil, err
 		}
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
@@ -159,8 +160,8 @@ func sameSet(a, b []int32) bool {
 func (res *Result) productJoint(tol float64) {
 	res.PAllByBeta = 1
 	var dists []*passage.Result
-	var means []float64
-	cdfErr := 0.0
+	var rest []float64
+	cdfErr, scale := 0.0, 0.0
 	for i := range res.Machines {
 		mr := &res.Machines[i]
 		if mr.dist == nil {
@@ -168,11 +169,27 @@ func (res *Result) productJoint(tol float64) {
 		}
 		res.PAllByBeta *= mr.PByBeta
 		dists = append(dists, mr.dist)
-		means = append(means, mr.Mean)
+		rest = append(rest, mr.maxRest)
 		cdfErr += mr.dist.Epsilon
+		scale = math.Max(scale, mr.Mean)
 	}
-	sort.SliceStable(dists, func(i, j int) bool { return dists[i].Q < dists[j].Q })
-	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(dists), means, tol, cdfErr)
+	tail := func(T float64) float64 {
+		s := 0.0
+		for j, d := range dists {
+			f, err := d.CDF(T)
+			if err != nil {
+				return math.Inf(1)
+			}
+			if f < 1 {
+				s += (1 - f) * rest[j]
+			}
+		}
+		return s
+	}
+	order := make([]*passage.Result, len(dists))
+	copy(order, dists)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].Q < order[j].Q })
+	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(order), tail, scale, tol, cdfErr)
 }
 
 // joint computes P(max F_j <= beta) and E[max F_j].
@@ -207,59 +224,99 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 }
 
 // MaxMean computes E[max_j F_j] = integral over t >= 0 of 1 - prod_j F_j(t)
-// for independent finishing times with the given CDFs and means, and a
-// bound on its error. at(t) returns prod_j F_j(t) and sum_j (1 - F_j(t)).
+// for independent finishing times, and a bound on its error.
 //
-// The integral is taken with 10-point Gauss-Legendre panels on [0, T]; T
-// is doubled until the neglected tail, bounded by
-// sum_j (E[F_j] - integral_0^T (1 - F_j)) (because 1 - prod F <= sum 1 - F_j,
-// and E[F_j] is known exactly), is below tol times the result; the
-// quadrature error is estimated by halving the panels. cdfErr bounds the
-// error of prod_j F_j(t) at any t (the sum of the CDFs' error bounds); the
-// returned bound adds T * cdfErr for it.
-func MaxMean(at func(t float64) (prod, sumComp float64), means []float64, tol, cdfErr float64) (float64, float64) {
-	sumMeans, maxMean := 0.0, 0.0
-	for _, m := range means {
-		if math.IsInf(m, 1) || math.IsNaN(m) {
-			return math.Inf(1), 0
-		}
-		sumMeans += m
-		maxMean = math.Max(maxMean, m)
+// prod(t) returns prod_j F_j(t); tail(T) bounds the integral beyond T (for
+// passage times, sum_j (1 - F_j(T)) M_j with M_j the largest mean remaining
+// time, because 1 - prod F <= sum_j (1 - F_j)); scale is a rough size of the
+// result (the largest E[F_j], a lower bound of it); cdfErr bounds the error
+// of prod(t) at any t. T doubles from 2*scale until the tail is below
+// tol*scale/2 (or T*cdfErr if that is larger); [0, T] is integrated by adaptive bisection with 10-point
+// Gauss-Legendre rules (a panel is accepted when its two halves agree with
+// it to its share of tol*scale/2, or to 4*cdfErr per unit of time, below
+// which the integrand is noise). The bound returned is the tail, the
+// quadrature differences, and T*cdfErr.
+func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol, cdfErr float64) (float64, float64) {
+	if math.IsInf(scale, 1) || math.IsNaN(scale) {
+		return math.Inf(1), 0
 	}
-	if maxMean == 0 {
+	if scale <= 0 {
 		return 0, 0
 	}
-	// integrate returns the integrals of 1 - prod and of sumComp.
-	integrate := func(T float64, panels int) (float64, float64) {
-		h := T / float64(panels)
-		var f, g float64
-		for i := 0; i < panels; i++ {
-			lo := float64(i) * h
+	// Stop doubling once the tail is below tol*scale/2, or below the error
+	// that the CDFs' own accuracy already puts on [0, T], whichever is larger.
+	T := 2 * scale
+	tailBound := tail(T)
+	for i := 0; i < 60 && !(tailBound <= math.Max(tol*scale/2, T*cdfErr)); i++ {
+		T *= 2
+		tailBound = tail(T)
+	}
+	if !(tailBound <= math.Max(tol*scale/2, T*cdfErr)) {
+		return math.Inf(1), math.Inf(1)
+	}
+	tolAbs := tol * scale / 2
+
+	type seg struct{ a, b, est float64 }
+	// gl evaluates the 10-point rule on many segments at once, on all cores.
+	gl := func(segs [][2]float64) []float64 {
+		nodes := make([]float64, len(segs)*len(glNodes))
+		for i, sg := range segs {
+			h := sg[1] - sg[0]
 			for k, x := range glNodes {
-				p, c := at(lo + (x+1)*h/2)
-				f += glWeights[k] * h / 2 * (1 - p)
-				g += glWeights[k] * h / 2 * c
+				nodes[i*len(glNodes)+k] = sg[0] + (x+1)*h/2
 			}
 		}
-		return f, g
-	}
-	T := 2 * maxMean
-	panels := 16
-	for iter := 0; iter < 60; iter++ {
-		coarse, _ := integrate(T, panels)
-		fine, g := integrate(T, 2*panels)
-		tail := math.Max(0, sumMeans-g)
-		quadErr := math.Abs(fine - coarse)
-		if tail <= tol*fine && quadErr <= tol*fine {
-			return fine, tail + quadErr + T*cdfErr
+		vals := make([]float64, len(nodes))
+		const chunk = 32
+		parallel(context.Background(), (len(nodes)+chunk-1)/chunk, func(c int) error {
+			for k := c * chunk; k < min((c+1)*chunk, len(nodes)); k++ {
+				vals[k] = 1 - prod(nodes[k])
+			}
+			return nil
+		})
+		out := make([]float64, len(segs))
+		for i, sg := range segs {
+			h := sg[1] - sg[0]
+			for k := range glNodes {
+				out[i] += glWeights[k] * h / 2 * vals[i*len(glNodes)+k]
+			}
 		}
-		if tail > tol*fine {
-			T *= 2
-		}
-		panels *= 2
+		return out
 	}
-	fine, _ := integrate(T, 2*panels)
-	return fine, math.Abs(fine)*tol*10 + T*cdfErr
+	const initial = 16
+	const maxSegments = 1 << 14
+	var first [][2]float64
+	for i := 0; i < initial; i++ {
+		first = append(first, [2]float64{T * float64(i) / initial, T * float64(i+1) / initial})
+	}
+	active := make([]seg, initial)
+	for i, e := range gl(first) {
+		active[i] = seg{first[i][0], first[i][1], e}
+	}
+	total, quadErr := 0.0, 0.0
+	for level := 0; len(active) > 0; level++ {
+		halves := make([][2]float64, 0, 2*len(active))
+		for _, sg := range active {
+			m := (sg.a + sg.b) / 2
+			halves = append(halves, [2]float64{sg.a, m}, [2]float64{m, sg.b})
+		}
+		est := gl(halves)
+		var next []seg
+		for i, sg := range active {
+			refined := est[2*i] + est[2*i+1]
+			diff := math.Abs(refined - sg.est)
+			// The integrand itself is only known to cdfErr: asking the
+			// rules to agree more closely than that would split forever.
+			if diff <= math.Max(tolAbs/T, 4*cdfErr)*(sg.b-sg.a) || level >= 30 || len(active) > maxSegments {
+				total += refined
+				quadErr += diff
+				continue
+			}
+			next = append(next, seg{halves[2*i][0], halves[2*i][1], est[2*i]}, seg{halves[2*i+1][0], halves[2*i+1][1], est[2*i+1]})
+		}
+		active = next
+	}
+	return total, tailBound + quadErr + T*cdfErr
 }
 
 // 10-point Gauss-Legendre nodes and weights on [-1, 1].
@@ -270,11 +327,11 @@ var glNodes, glWeights = func() ([]float64, []float64) {
 	return x, w
 }()
 
-// cdfProduct returns at(t) for MaxMean over passage results: results with
-// the same uniformization rate share their Poisson weights.
-func cdfProduct(dists []*passage.Result) func(float64) (float64, float64) {
-	return func(t float64) (float64, float64) {
-		prod, comp := 1.0, 0.0
+// cdfProduct returns prod(t) for MaxMean over passage results: results
+// with the same uniformization rate share their Poisson weights.
+func cdfProduct(dists []*passage.Result) func(float64) float64 {
+	return func(t float64) float64 {
+		prod := 1.0
 		var w *passage.PoissonWeights
 		q := math.NaN()
 		for _, d := range dists {
@@ -282,13 +339,14 @@ func cdfProduct(dists []*passage.Result) func(float64) (float64, float64) {
 				q = d.Q
 				var err error
 				if w, err = passage.FoxGlynn(q*t, d.Epsilon/2); err != nil {
-					return math.NaN(), math.NaN()
+					return math.NaN()
 				}
 			}
-			f := d.CDFWith(w)
-			prod *= f
-			comp += 1 - f
+			prod *= d.CDFWith(w)
+			if prod == 0 {
+				break
+			}
 		}
-		return prod, comp
+		return prod
 	}
 }

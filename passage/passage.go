@@ -97,6 +97,9 @@ func (r *Result) CDF(t float64) (float64, error) {
 	if t < 0 {
 		return 0, nil
 	}
+	if r.longAfter(t) {
+		return clamp01(r.Absorbed[len(r.Absorbed)-1]), nil
+	}
 	w, err := r.weights(t)
 	if err != nil {
 		return 0, err
@@ -112,9 +115,14 @@ func (r *Result) CDFWith(w *PoissonWeights) float64 {
 	// directly, so F is exactly 1 once all mass is absorbed, and exactly
 	// a_0 at t = 0.
 	top := r.absorbedAt(w.Right())
+	// Past the series a_k is its last value, which is top: those terms are 0.
+	n := min(len(w.W), len(r.Absorbed)-w.Left)
 	gap := 0.0
-	for i, x := range w.W {
-		gap += x * (top - r.absorbedAt(w.Left+i))
+	if n > 0 {
+		a := r.Absorbed[w.Left : w.Left+n]
+		for i, x := range w.W[:n] {
+			gap += x * (top - a[i])
+		}
 	}
 	return clamp01(top - gap)
 }
@@ -138,6 +146,14 @@ func (r *Result) PDF(t float64) (float64, error) {
 		sum += x * (r.absorbedAt(k+1) - r.absorbedAt(k))
 	}
 	return math.Max(0, r.Q*sum), nil
+}
+
+// longAfter reports whether t is so late that the Poisson weights of q*t
+// put less than 1e-20 on the computed series: for a complete series the CDF
+// is then its last value, with no weights to compute.
+func (r *Result) longAfter(t float64) bool {
+	l := r.Q * t
+	return r.Complete && l > 1e4 && l-12*math.Sqrt(l) > float64(len(r.Absorbed))
 }
 
 func (r *Result) weights(t float64) (*PoissonWeights, error) {
@@ -362,7 +378,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 		L = 8
 	}
 	k := &kernel{n: n, p: P, lanes: L}
-	mask := make([]uint64, len(c.S.Actions))
+	mask := map[int32]uint64{} // few actions end passages; a map keeps this small on big models
 	for p, pr := range probs {
 		for _, a := range pr.TargetActions {
 			mask[a] |= 1 << uint(p)

@@ -73,7 +73,7 @@ func StateProblem(c *ctmc.Chain, target []bool) Problem {
 // EnteredBy marks the states with an incoming transition labelled by one of
 // the actions (self-loops included).
 func EnteredBy(c *ctmc.Chain, actions []int32) []bool {
-	is := make([]bool, len(c.S.Actions))
+	is := map[int32]bool{}
 	for _, a := range actions {
 		is[a] = true
 	}
@@ -136,8 +136,17 @@ func SteadyForPlugin(ctx context.Context, c *ctmc.Chain) ([]float64, error) {
 // the passage may never end (some state the start can reach cannot reach
 // the target).
 func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
+	mean, _, err := MeanTimes(ctx, c, pr)
+	return mean, err
+}
+
+// MeanTimes is Mean, and also the largest mean remaining time over the
+// states the start can reach: from any moment on, the passage's expected
+// remaining time is at most that, which bounds tails such as
+// integral_T^inf (1 - F(t)) dt <= (1 - F(T)) * maxRemaining.
+func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaining float64, err error) {
 	n := c.N
-	isTA := make([]bool, len(c.S.Actions))
+	isTA := map[int32]bool{}
 	for _, a := range pr.TargetActions {
 		isTA[a] = true
 	}
@@ -186,7 +195,7 @@ func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if !canEnd[i] {
-			return math.Inf(1), nil
+			return math.Inf(1), math.Inf(1), nil
 		}
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			if j := c.Col[e]; !ends(e) && !seen[j] {
@@ -213,7 +222,7 @@ func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
 	for it := 1; it <= 1_000_000; it++ {
 		if it&15 == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 		}
 		for i := n - 1; i >= 0; i-- {
@@ -243,16 +252,20 @@ func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
 			worst = math.Max(worst, math.Abs(s-leave[i]*m[i])/s)
 		}
 		if worst <= tol {
-			mean := 0.0
 			for i, x := range pr.Alpha {
 				if x > 0 && !inTarget(i) {
 					mean += x * m[i]
 				}
 			}
-			return mean, nil
+			for i := range m {
+				if seen[i] {
+					maxRemaining = math.Max(maxRemaining, m[i])
+				}
+			}
+			return mean, maxRemaining, nil
 		}
 	}
-	return 0, fmt.Errorf("the mean passage time did not converge in 1,000,000 sweeps")
+	return 0, 0, fmt.Errorf("the mean passage time did not converge in 1,000,000 sweeps")
 }
 
 // predecessors returns, for each state, the states with a transition into it.

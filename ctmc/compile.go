@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 	"sort"
 	"strings"
+	"sync"
 
 	"pepa/lang"
 )

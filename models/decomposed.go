@@ -67,21 +67,11 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	var pis [][]float64
 	sumQbar := 0.0
 	if opt.Semantics == passage.Plugin {
-		qbar = make([]float64, len(parts))
-		pis = make([][]float64, len(parts))
-		err := parallel(ctx, len(parts), func(k int) error {
-			c := parts[k].Chain
-			r, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: 1e-14})
-			if err != nil {
-				return fmt.Errorf("part %s: plug-in weights need its steady state: %w", parts[k].Leaf.Name, err)
-			}
-			pis[k] = r.Pi
-			for i, p := range r.Pi {
-				qbar[k] += p * c.ExitRate(i)
-			}
-			return nil
-		})
-		if err != nil {
+		chains := make([]*ctmc.Chain, len(parts))
+		for k, p := range parts {
+			chains[k] = p.Chain
+		}
+		if pis, qbar, err = passage.PartRates(ctx, chains); err != nil {
 			return nil, err
 		}
 		for _, x := range qbar {
@@ -108,24 +98,10 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 				return nil
 			}
 			k := partIndex[p]
-			src := passage.EnteredBy(c, m.First)
-			tgt := passage.EnteredBy(c, m.Last)
-			alpha := make([]float64, c.N)
-			total := 0.0
-			for x := 0; x < c.N; x++ {
-				if src[x] {
-					tgt[x] = false
-					alpha[x] = pis[k][x] * (c.ExitRate(x) + sumQbar - qbar[k])
-					total += alpha[x]
-				}
+			var err error
+			if pr, err = passage.PluginPartProblem(c, pis[k], sumQbar-qbar[k], m.First, m.Last); err != nil {
+				return fmt.Errorf("machine %s: %w", m.Name, err)
 			}
-			if !(total > 0) {
-				return fmt.Errorf("machine %s: no state is entered by its first actions", m.Name)
-			}
-			for x := range alpha {
-				alpha[x] /= total
-			}
-			pr = passage.Problem{Alpha: alpha, TargetStates: tgt}
 		} else {
 			pr = passage.InitialProblem(c, m.Last)
 		}

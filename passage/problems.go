@@ -89,6 +89,14 @@ func EnteredBy(c *ctmc.Chain, actions []int32) []bool {
 // PluginProblem builds the PEPA Eclipse Plug-in's passage (semantics.md
 // section 2) given the steady state pi of the whole chain.
 func PluginProblem(c *ctmc.Chain, pi []float64, sourceActions, targetActions []int32) (Problem, error) {
+	return PluginPartProblem(c, pi, 0, sourceActions, targetActions)
+}
+
+// PluginPartProblem is PluginProblem on one independent part of a larger
+// model (ctmc.Decompose): the product's weight pi(s) q(s) of a source state,
+// summed over the other parts' states, is pi(x) (q(x) + others) with others
+// the sum of the other parts' mean exit rates under their steady states.
+func PluginPartProblem(c *ctmc.Chain, pi []float64, others float64, sourceActions, targetActions []int32) (Problem, error) {
 	src := EnteredBy(c, sourceActions)
 	tgt := EnteredBy(c, targetActions)
 	alpha := make([]float64, c.N)
@@ -98,7 +106,7 @@ func PluginProblem(c *ctmc.Chain, pi []float64, sourceActions, targetActions []i
 		if src[i] {
 			tgt[i] = false
 			nsrc++
-			alpha[i] = pi[i] * c.ExitRate(i)
+			alpha[i] = pi[i] * (c.ExitRate(i) + others)
 			total += alpha[i]
 		}
 		if tgt[i] {
@@ -127,6 +135,22 @@ func SteadyForPlugin(ctx context.Context, c *ctmc.Chain) ([]float64, error) {
 		return nil, fmt.Errorf("plug-in passage weights need the steady state: %w", err)
 	}
 	return res.Pi, nil
+}
+
+// PartRates solves the steady state of each independent part and its mean
+// exit rate under it, for PluginPartProblem.
+func PartRates(ctx context.Context, parts []*ctmc.Chain) (pis [][]float64, qbar []float64, err error) {
+	pis = make([][]float64, len(parts))
+	qbar = make([]float64, len(parts))
+	for k, c := range parts {
+		if pis[k], err = SteadyForPlugin(ctx, c); err != nil {
+			return nil, nil, err
+		}
+		for i, p := range pis[k] {
+			qbar[k] += p * c.ExitRate(i)
+		}
+	}
+	return pis, qbar, nil
 }
 
 // Mean is the expected passage time, by solving the linear system

@@ -242,3 +242,39 @@ func TestPassageVerb(t *testing.T) {
 		t.Errorf("same source and target: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPassageDecomposed: a passage whose actions belong to one independent
+// part is solved on that part's chain, with the product chain's answer.
+func TestPassageDecomposed(t *testing.T) {
+	model := "../../testdata/mapping-b.pepa"
+	for _, args := range [][]string{
+		{"--target-action", "compute12", "--at", "20,40"},
+		{"--source-action", "compute1", "--target-action", "compute12", "--at", "20,40"},
+	} {
+		var outs []string
+		for _, flat := range []bool{false, true} {
+			a := append([]string{"passage", "--format", "csv"}, args...)
+			if flat {
+				a = append(a, "--flat")
+			}
+			code, out, stderr := runPepa(t, "", append(a, model)...)
+			if code != exitOK {
+				t.Fatalf("%v: exit %d: %s", a, code, stderr)
+			}
+			outs = append(outs, out)
+		}
+		dec, flat := strings.Split(outs[0], "\n"), strings.Split(outs[1], "\n")
+		for i := 1; i < 3; i++ {
+			var t1, f1, t2, f2 float64
+			fmt.Sscanf(strings.Replace(dec[i], ",", " ", 1), "%g %g", &t1, &f1)
+			fmt.Sscanf(strings.Replace(flat[i], ",", " ", 1), "%g %g", &t2, &f2)
+			if t1 != t2 || math.Abs(f1-f2) > 2e-10 {
+				t.Errorf("%v: decomposed %s, flat %s", args, dec[i], flat[i])
+			}
+		}
+	}
+	code, out, _ := runPepa(t, "", "passage", "--format", "json", "--target-action", "compute12", "--at", "20", model)
+	if code != exitOK || !strings.Contains(out, `"solved": "decomposed"`) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

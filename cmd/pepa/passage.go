@@ -37,6 +37,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	pdf := fs.Bool("pdf", false, "also print the density")
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every CDF value")
+	flat := fs.Bool("flat", false, "solve on the whole product chain even where the passage concerns one independent part")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -74,10 +75,6 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	if code >= 0 {
 		return code
 	}
-	c, code := deriveModel(ctx, e, "passage", name, m, &o)
-	if code >= 0 {
-		return code
-	}
 	fail := func(err error) int {
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -85,10 +82,39 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
 		return exitInvalid
 	}
+	s, code := compileModel(e, name, m, &o)
+	if code >= 0 {
+		return code
+	}
+	srcNames, tgtNames := splitList(*source), splitList(*target)
+	// A passage whose actions all belong to one independent part has the
+	// same distribution on that part's own chain (ctmc.Decompose).
+	solved, why := "flat", "--flat was given"
+	var c *ctmc.Chain
+	var parts []*ctmc.Part
+	var partIndex int
+	if *pred != "" {
+		why = "state predicates are solved on the product chain"
+	} else if !*flat {
+		var err error
+		if parts, err = ctmc.Decompose(s); err != nil {
+			why = err.Error()
+		} else if partIndex = partOwning(s, parts, append(append([]string{}, srcNames...), tgtNames...)); partIndex < 0 {
+			why = "the passage's actions belong to more than one independent part"
+			parts = nil
+		} else {
+			c = parts[partIndex].Chain
+			solved, why = "decomposed", fmt.Sprintf("its actions belong to component %s, one of %d independent parts", parts[partIndex].Leaf.Name, len(parts))
+		}
+	}
+	if c == nil {
+		if c, code = deriveStructure(ctx, e, "passage", name, s, &o); code >= 0 {
+			return code
+		}
+	}
 
 	semantics := passage.Initial
 	var pr passage.Problem
-	srcNames, tgtNames := splitList(*source), splitList(*target)
 	switch {
 	case *pred != "":
 		p, err := ctmc.ParsePredicate(c.S, *pred)
@@ -106,11 +132,27 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		if err != nil {
 			return fail(fmt.Errorf("--target-action: %w", err))
 		}
-		pi, err := passage.SteadyForPlugin(ctx, c)
-		if err != nil {
+		var pi []float64
+		others := 0.0
+		if parts != nil {
+			chains := make([]*ctmc.Chain, len(parts))
+			for k, p := range parts {
+				chains[k] = p.Chain
+			}
+			pis, qbar, err := passage.PartRates(ctx, chains)
+			if err != nil {
+				return fail(err)
+			}
+			pi = pis[partIndex]
+			for k, x := range qbar {
+				if k != partIndex {
+					others += x
+				}
+			}
+		} else if pi, err = passage.SteadyForPlugin(ctx, c); err != nil {
 			return fail(err)
 		}
-		if pr, err = passage.PluginProblem(c, pi, srcIDs, tgtIDs); err != nil {
+		if pr, err = passage.PluginPartProblem(c, pi, others, srcIDs, tgtIDs); err != nil {
 			return fail(fmt.Errorf("source actions %s, target actions %s: %w", *source, *target, err))
 		}
 	default:
@@ -188,6 +230,8 @@ Components are named as in 'pepa states' (M1, Client[2]).
 			out := struct {
 				Model         string   `json:"model"`
 				Semantics     string   `json:"semantics"`
+				Solved        string   `json:"solved"`
+				SolvedWhy     string   `json:"solved_why"`
 				SourceActions []string `json:"source_actions"`
 				TargetActions []string `json:"target_actions"`
 				Target        string   `json:"target,omitempty"`
@@ -199,7 +243,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				Mean          *float64 `json:"mean"`
 				Points        []point  `json:"points"`
 				Quantiles     []qpoint `json:"quantiles,omitempty"`
-			}{displayName(name), string(semantics), nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, points, qs}
+			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, points, qs}
 			return writeJSON(w, out)
 		case "csv":
 			if len(points) > 0 {
@@ -218,7 +262,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 			}
 			return nil
 		}
-		fmt.Fprintf(w, "model:      %s (%d states)\n", displayName(name), c.N)
+		fmt.Fprintf(w, "model:      %s (%d states, solved %s: %s)\n", displayName(name), c.N, solved, why)
 		switch {
 		case *pred != "":
 			fmt.Fprintf(w, "passage:    from the initial state into states where %s\n", *pred)
@@ -267,6 +311,35 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// partOwning returns the index of the part whose chain performs every one
+// of the actions, or -1.
+func partOwning(s *ctmc.Structure, parts []*ctmc.Part, actions []string) int {
+	owner := -1
+	for _, a := range actions {
+		id, ok := s.ActionID(a)
+		if !ok {
+			return -1 // reported as unknown later, on the product chain
+		}
+		found := -1
+		for k, p := range parts {
+			for _, x := range p.Chain.Act {
+				if x == id {
+					found = k
+					break
+				}
+			}
+			if found >= 0 {
+				break
+			}
+		}
+		if found < 0 || (owner >= 0 && found != owner) {
+			return -1
+		}
+		owner = found
+	}
+	return owner
 }
 
 func nonNil(s []string) []string {

@@ -21,6 +21,15 @@
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object.
 //
+// # Independent parts
+//
+// Decompose splits a model whose moving components never synchronise with
+// each other (they only cooperate with inert partners: one local state,
+// passive activities) into parts, each with the chain of its own moves; the
+// model's chain is their product, so a passage that concerns one part can
+// be solved on that part alone. The criterion and why it is exact are
+// written out in decompose.go.
+//
 // # Storage
 //
 // The chain is stored in CSR form: RowPtr (int64), Col (int32 targets),

@@ -2,47 +2,15 @@ package ctmc
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 
+	"pepa/internal/testmodels"
 	"pepa/lang"
 )
 
-// mappingModel writes a mapping model in the seed's shape: apps passive
-// applications dealt round-robin onto machines, each machine racing an
-// ideal and a perturbed path through its applications.
-func mappingModel(apps, machines int) string {
-	var b strings.Builder
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.1+float64(i%7)*0.05, i, 0.08+float64(i%5)*0.04)
-	}
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
-	}
-	for m := 1; m <= machines; m++ {
-		var ideal, pert strings.Builder
-		for i := m; i <= apps; i += machines {
-			fmt.Fprintf(&ideal, "(compute%d, r%d).", i, i)
-			fmt.Fprintf(&pert, "(compute%d, p%d).", i, i)
-		}
-		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, ideal.String(), m, pert.String(), m)
-	}
-	var as, acts, ms []string
-	for i := 1; i <= apps; i++ {
-		as = append(as, fmt.Sprintf("A%d", i))
-		acts = append(acts, fmt.Sprintf("compute%d", i))
-	}
-	for m := 1; m <= machines; m++ {
-		ms = append(ms, fmt.Sprintf("M%d", m))
-	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
-	return b.String()
-}
-
 func benchDerive(b *testing.B, apps, machines, wantStates int) {
-	m, diags := lang.Load("bench.pepa", []byte(mappingModel(apps, machines)))
+	m, diags := lang.Load("bench.pepa", []byte(testmodels.Mapping(apps, machines, 1)))
 	if diags.HasErrors() {
 		b.Fatal(diags.Err())
 	}

@@ -2,46 +2,15 @@ package models
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"pepa/ctmc"
+	"pepa/internal/testmodels"
 	"pepa/lang"
 )
 
-// bigMapping writes apps applications dealt round-robin onto machines in
-// the seed's shape, with rates of its own.
-func bigMapping(apps, machines int) []byte {
-	var b strings.Builder
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.8+float64(i%7)*0.2, i, 0.6+float64(i%5)*0.15)
-	}
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
-	}
-	for m := 1; m <= machines; m++ {
-		var ideal, pert strings.Builder
-		for i := m; i <= apps; i += machines {
-			fmt.Fprintf(&ideal, "(compute%d, r%d).", i, i)
-			fmt.Fprintf(&pert, "(compute%d, p%d).", i, i)
-		}
-		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, ideal.String(), m, pert.String(), m)
-	}
-	var as, acts, ms []string
-	for i := 1; i <= apps; i++ {
-		as = append(as, fmt.Sprintf("A%d", i))
-		acts = append(acts, fmt.Sprintf("compute%d", i))
-	}
-	for m := 1; m <= machines; m++ {
-		ms = append(ms, fmt.Sprintf("M%d", m))
-	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
-	return []byte(b.String())
-}
-
 func benchEndToEnd(b *testing.B, apps, machines int) {
-	src := bigMapping(apps, machines)
+	src := []byte(testmodels.Mapping(apps, machines, 8))
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -3,42 +3,16 @@ package models
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"pepa/ctmc"
+	"pepa/internal/testmodels"
 	"pepa/lang"
 	"pepa/passage"
 )
-
-// sixMachines is a 6-machine mapping in the seed's shape with 3
-// applications a machine and rates of its own.
-func sixMachines() string {
-	var b strings.Builder
-	for i := 1; i <= 18; i++ {
-		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.15+float64(i%5)*0.05, i, 0.1+float64(i%4)*0.03)
-		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
-	}
-	var as, acts, ms []string
-	for m := 1; m <= 6; m++ {
-		var ideal, pert []string
-		for i := m; i <= 18; i += 6 {
-			ideal = append(ideal, fmt.Sprintf("(compute%d, r%d).", i, i))
-			pert = append(pert, fmt.Sprintf("(compute%d, p%d).", i, i))
-		}
-		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, strings.Join(ideal, ""), m, strings.Join(pert, ""), m)
-		ms = append(ms, fmt.Sprintf("M%d", m))
-	}
-	for i := 1; i <= 18; i++ {
-		as = append(as, fmt.Sprintf("A%d", i))
-		acts = append(acts, fmt.Sprintf("compute%d", i))
-	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
-	return b.String()
-}
 
 func structureOf(t testing.TB, src string) *ctmc.Structure {
 	t.Helper()
@@ -57,7 +31,7 @@ func structureOf(t testing.TB, src string) *ctmc.Structure {
 // decomposed analysis gives the flat product chain's figures to 1e-12,
 // under both semantics.
 func TestDecomposedEqualsFlat(t *testing.T) {
-	sources := map[string]string{"six machines": sixMachines()}
+	sources := map[string]string{"six machines": testmodels.Mapping(18, 6, 1.5)}
 	for _, f := range []string{"../testdata/mapping-a.pepa", "../testdata/mapping-b.pepa", "../testdata/cluster/uneven.pepa",
 		"../../shared/examples/iccs2020-mapping-a.pepa", "../../shared/examples/case1-mapping-b.pepa"} {
 		if b, err := os.ReadFile(f); err == nil {

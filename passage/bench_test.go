@@ -2,46 +2,15 @@ package passage
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 
 	"pepa/ctmc"
+	"pepa/internal/testmodels"
 	"pepa/lang"
 )
 
-// mappingModel writes a mapping in the seed's shape: apps applications
-// dealt round-robin onto machines, ideal and perturbed paths racing.
-func mappingModel(apps, machines int) string {
-	var b strings.Builder
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "r%d = %.3f; p%d = %.3f;\n", i, 0.1+float64(i%7)*0.05, i, 0.08+float64(i%5)*0.04)
-	}
-	for i := 1; i <= apps; i++ {
-		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
-	}
-	for m := 1; m <= machines; m++ {
-		var ideal, pert strings.Builder
-		for i := m; i <= apps; i += machines {
-			fmt.Fprintf(&ideal, "(compute%d, r%d).", i, i)
-			fmt.Fprintf(&pert, "(compute%d, p%d).", i, i)
-		}
-		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, ideal.String(), m, pert.String(), m)
-	}
-	var as, acts, ms []string
-	for i := 1; i <= apps; i++ {
-		as = append(as, fmt.Sprintf("A%d", i))
-		acts = append(acts, fmt.Sprintf("compute%d", i))
-	}
-	for m := 1; m <= machines; m++ {
-		ms = append(ms, fmt.Sprintf("M%d", m))
-	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), strings.Join(ms, " <> "))
-	return b.String()
-}
-
 func benchChain(b *testing.B, apps, machines int) *ctmc.Chain {
-	m, diags := lang.Load("bench.pepa", []byte(mappingModel(apps, machines)))
+	m, diags := lang.Load("bench.pepa", []byte(testmodels.Mapping(apps, machines, 1)))
 	if diags.HasErrors() {
 		b.Fatal(diags.Err())
 	}
@@ -54,20 +23,6 @@ func benchChain(b *testing.B, apps, machines int) *ctmc.Chain {
 		b.Fatal(err)
 	}
 	return c
-}
-
-// lastActions are the cycle-closing actions of each machine of
-// mappingModel: the last application dealt to it.
-func lastActions(apps, machines int) [][]string {
-	out := make([][]string, machines)
-	for m := 1; m <= machines; m++ {
-		last := m
-		for i := m; i <= apps; i += machines {
-			last = i
-		}
-		out[m-1] = []string{fmt.Sprintf("compute%d", last)}
-	}
-	return out
 }
 
 // BenchmarkKernelStep times one uniformization step of a single passage
@@ -126,7 +81,7 @@ func BenchmarkMachines28x7(b *testing.B) {
 			b.Fatalf("%d states", c.N)
 		}
 		var probs []Problem
-		for _, acts := range lastActions(28, 7) {
+		for _, acts := range testmodels.LastActions(28, 7) {
 			probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
 		}
 		rs, err := Solve(context.Background(), c, probs, Options{Horizon: 45})

@@ -9,23 +9,12 @@ import (
 	"testing"
 
 	"pepa/ctmc"
+	"pepa/internal/testchain"
 	"pepa/internal/testmodels"
-	"pepa/lang"
 	"pepa/passage"
 )
 
-func structureOf(t testing.TB, src string) *ctmc.Structure {
-	t.Helper()
-	m, diags := lang.Load("t.pepa", []byte(src))
-	if diags.HasErrors() {
-		t.Fatal(diags.Err())
-	}
-	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func structureOf(t testing.TB, src string) *ctmc.Structure { return testchain.Structure(t, src) }
 
 // TestDecomposedEqualsFlat: on mapping models of up to 6 machines, the
 // decomposed analysis gives the flat product chain's figures to 1e-12,

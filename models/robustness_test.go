@@ -3,39 +3,16 @@ package models
 import (
 	"context"
 	"math"
-	"os"
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/lang"
+	"pepa/internal/testchain"
 	"pepa/passage"
 )
 
-func chainOf(t testing.TB, src string) *ctmc.Chain {
-	t.Helper()
-	m, diags := lang.Load("t.pepa", []byte(src))
-	if diags.HasErrors() {
-		t.Fatalf("%v", diags.Err())
-	}
-	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func chainOf(t testing.TB, src string) *ctmc.Chain { return testchain.Chain(t, src) }
 
-func chainOfFile(t testing.TB, name string) *ctmc.Chain {
-	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Skip(err)
-	}
-	return chainOf(t, string(b))
-}
+func chainOfFile(t testing.TB, name string) *ctmc.Chain { return testchain.ChainFile(t, name) }
 
 var published = []struct {
 	file    string

@@ -1,0 +1,47 @@
+// Package testchain loads models into compiled structures and derived
+// chains for the tests of the packages above ctmc.
+package testchain
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/lang"
+)
+
+// Structure parses, checks and compiles a model given as text.
+func Structure(t testing.TB, src string) *ctmc.Structure {
+	t.Helper()
+	m, diags := lang.Load("t.pepa", []byte(src))
+	if diags.HasErrors() {
+		t.Fatalf("model does not check:\n%v", diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Chain derives the chain of a model given as text.
+func Chain(t testing.TB, src string) *ctmc.Chain {
+	t.Helper()
+	c, err := ctmc.Derive(context.Background(), Structure(t, src), ctmc.DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ChainFile derives the chain of a model file; the test is skipped if the
+// file is missing (the published examples live outside the project).
+func ChainFile(t testing.TB, name string) *ctmc.Chain {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Skip(err)
+	}
+	return Chain(t, string(b))
+}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"pepa/ctmc"
 )
@@ -45,6 +46,9 @@ type Options struct {
 	// at least the largest exit rate). Passages on different chains that
 	// share q can share Poisson weights (MaxMean).
 	Q float64
+	// Progress, if not nil, is called about every half second with the
+	// steps done and the most that may be needed.
+	Progress func(step, max int)
 }
 
 func (o *Options) defaults() {
@@ -319,6 +323,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 	restPart := make([]float64, nblocks*L)
 	pool := newPool(nblocks)
 	defer pool.close()
+	last := time.Now()
 	for step := 1; step <= kmax; step++ {
 		if allTrue(done) {
 			break
@@ -327,6 +332,10 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if opt.Progress != nil && step&15 == 0 && time.Since(last) > 500*time.Millisecond {
+			opt.Progress(step, kmax)
+			last = time.Now()
 		}
 		clear(sinkPart)
 		clear(restPart)

@@ -168,7 +168,16 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		horizon = math.Max(horizon, t)
 	}
 	complete := len(quantiles) > 0 || len(grid) == 0
-	rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: *eps, Horizon: horizon, Complete: complete})
+	popt := passage.Options{Epsilon: *eps, Horizon: horizon, Complete: complete}
+	if e.stderrTerminal {
+		popt.Progress = func(step, max int) {
+			fmt.Fprintf(e.stderr, "\runiformization: step %d of at most %d   ", step, max)
+		}
+	}
+	rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, popt)
+	if e.stderrTerminal {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
 	if err != nil {
 		return fail(err)
 	}

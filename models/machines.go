@@ -12,11 +12,9 @@ import (
 type Machine struct {
 	Name  string
 	Leaf  *ctmc.Leaf
-	First []int32 // actions of the activities leaving its initial local state
-	Last  []int32 // cycle-closing actions: those re-entering it
-	// Apps is the number of applications in one cycle (the length of the
-	// shortest path back to the initial state).
-	Apps int
+	First []int32 // application actions leaving its initial local state
+	Last  []int32 // cycle-closing application actions: those re-entering it
+	Apps  int     // number of distinct application actions
 }
 
 // FirstNames and LastNames give the actions by name.
@@ -63,41 +61,43 @@ func isMachine(l *ctmc.Leaf, passive map[int32]bool) bool {
 	return closes
 }
 
-func machineOf(l *ctmc.Leaf) *Machine {
+// machineOf describes a machine. Its first and last actions are the
+// application actions (those other components perform passively) that leave
+// and re-enter its initial local state; its own private activities (an
+// owner process written into the machine, work phases) are neither. Apps is
+// the number of distinct application actions it performs.
+func machineOf(l *ctmc.Leaf, passive map[int32]bool) *Machine {
 	m := &Machine{Name: l.Name, Leaf: l}
-	first, last := map[int32]bool{}, map[int32]bool{}
-	for _, t := range l.Transitions(0) {
-		first[t.Action] = true
+	// Application actions when some leave/enter the initial state, else
+	// every action that does (semantics.md section 3).
+	var first, last [2]map[int32]bool // [0]: application actions, [1]: all
+	for i := range first {
+		first[i], last[i] = map[int32]bool{}, map[int32]bool{}
 	}
+	apps := map[int32]bool{}
 	for s := 0; s < l.NumLocal; s++ {
 		for _, t := range l.Transitions(s) {
-			if t.Target == 0 {
-				last[t.Action] = true
+			app := passive[t.Action]
+			if app {
+				apps[t.Action] = true
+			}
+			for i, use := range []bool{app, true} {
+				if use && s == 0 {
+					first[i][t.Action] = true
+				}
+				if use && t.Target == 0 {
+					last[i][t.Action] = true
+				}
 			}
 		}
 	}
-	m.First, m.Last = sortedIDs(first), sortedIDs(last)
-	// Shortest cycle length by breadth-first search from state 0.
-	dist := make([]int, l.NumLocal)
-	for i := range dist {
-		dist[i] = -1
-	}
-	dist[0] = 0
-	queue := []int{0}
-	for len(queue) > 0 && m.Apps == 0 {
-		s := queue[0]
-		queue = queue[1:]
-		for _, t := range l.Transitions(s) {
-			if t.Target == 0 {
-				m.Apps = dist[s] + 1
-				break
-			}
-			if dist[t.Target] < 0 {
-				dist[t.Target] = dist[s] + 1
-				queue = append(queue, t.Target)
-			}
+	pick := func(sets [2]map[int32]bool) []int32 {
+		if len(sets[0]) > 0 {
+			return sortedIDs(sets[0])
 		}
+		return sortedIDs(sets[1])
 	}
+	m.First, m.Last, m.Apps = pick(first), pick(last), len(apps)
 	return m
 }
 
@@ -137,13 +137,13 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 			if !isMachine(l, passive) {
 				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
 			}
-			out = append(out, machineOf(l))
+			out = append(out, machineOf(l, passive))
 		}
 		return out, nil
 	}
 	for _, l := range s.Leaves {
 		if isMachine(l, passive) {
-			out = append(out, machineOf(l))
+			out = append(out, machineOf(l, passive))
 		}
 	}
 	if len(out) == 0 {

@@ -89,8 +89,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		p := partOf[m.Leaf]
 		c := p.Chain
 		mr := &res.Machines[i]
-		*mr = MachineResult{Name: m.Name, FirstActions: m.FirstNames(s), LastActions: m.LastNames(s),
-			Applications: m.Apps, PByBeta: math.NaN(), Mean: math.NaN(), Quantile: math.NaN()}
+		*mr = newMachineResult(m, s, opt.Pragmas)
 		var pr passage.Problem
 		if opt.Semantics == passage.Plugin {
 			if sameSet(m.First, m.Last) {
@@ -104,6 +103,18 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 			}
 		} else {
 			pr = passage.InitialProblem(c, m.Last)
+			// Only this machine's own start matters on its part's chain.
+			var own *Pragmas
+			if d, ok := opt.Pragmas.initialOf(m.Name); ok {
+				own = &Pragmas{Initial: map[string]map[string]float64{m.Name: d}}
+			}
+			alpha, err := initialDistribution(c, own)
+			if err != nil {
+				return fmt.Errorf("machine %s: %w", m.Name, err)
+			}
+			if alpha != nil {
+				pr.Alpha = alpha
+			}
 		}
 		rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
 		if err != nil {

@@ -12,13 +12,14 @@ const maxFlagStates = 1 << 25
 
 // flagChain builds the product of c with one "has finished" flag per
 // machine: a transition labelled by a machine's cycle-closing action sets
-// its flag. It returns the chain (reachable part, from state 0 with no
-// flag set, in breadth-first order) and its states with every flag set:
+// its flag. It returns the chain (reachable part, from the states alpha
+// covers with no flag set, in breadth-first order), its states with every
+// flag set, and alpha carried over to it:
 // the first passage into them is max_j F_j under initial semantics, however
 // the machines interact.
-func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine) (*ctmc.Chain, []bool, error) {
+func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine, alpha []float64) (*ctmc.Chain, []bool, []float64, error) {
 	if len(machines) > 30 {
-		return nil, nil, fmt.Errorf("%d coupled machines: the chain with completion flags would be too large", len(machines))
+		return nil, nil, nil, fmt.Errorf("%d coupled machines: the chain with completion flags would be too large", len(machines))
 	}
 	setBits := make([]uint32, len(c.S.Actions))
 	for j, m := range machines {
@@ -31,13 +32,22 @@ func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine) (*ctmc.C
 		s     int32
 		flags uint32
 	}
-	index := map[key]int32{{0, 0}: 0}
-	states := []key{{0, 0}}
+	// Every state the start distribution covers, with no flag set, first.
+	index := map[key]int32{}
+	var states []key
+	var fcAlpha []float64
+	for i, x := range alpha {
+		if x > 0 {
+			index[key{int32(i), 0}] = int32(len(states))
+			states = append(states, key{int32(i), 0})
+			fcAlpha = append(fcAlpha, x)
+		}
+	}
 	fc := &ctmc.Chain{S: c.S, RowPtr: []int64{0}}
 	for i := 0; i < len(states); i++ {
 		if i&4095 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		st := states[i]
@@ -46,7 +56,7 @@ func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine) (*ctmc.C
 			j, ok := index[nk]
 			if !ok {
 				if len(states) >= maxFlagStates {
-					return nil, nil, fmt.Errorf("the chain with completion flags has more than %d states", maxFlagStates)
+					return nil, nil, nil, fmt.Errorf("the chain with completion flags has more than %d states", maxFlagStates)
 				}
 				j = int32(len(states))
 				index[nk] = j
@@ -63,5 +73,6 @@ func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine) (*ctmc.C
 	for i, st := range states {
 		target[i] = st.flags == all
 	}
-	return fc, target, nil
+	fcAlpha = append(fcAlpha, make([]float64, fc.N-len(fcAlpha))...)
+	return fc, target, fcAlpha, nil
 }

@@ -56,7 +56,12 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 		}
 	}
 	for i, a := range in.Apps {
-		r, p := in.Rates(i, machineOf[a])
+		j := machineOf[a]
+		r, p := in.Rates(i, j)
+		if in.singlePath(m.Allocation[in.Machines[j]], j) {
+			fmt.Fprintf(&b, "r%d = %s;\n", i+1, num(r))
+			continue
+		}
 		fmt.Fprintf(&b, "r%d = %s; p%d = %s;\n", i+1, num(r), i+1, num(p))
 	}
 	b.WriteString("\n")
@@ -67,16 +72,23 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 	}
 	b.WriteString("\n")
 	var used []string
-	for _, mach := range in.Machines {
+	for j, mach := range in.Machines {
 		apps := m.Allocation[mach]
 		if len(apps) == 0 {
 			fmt.Fprintf(&b, "// %s computes no application in this mapping.\n", mach)
 			continue
 		}
 		used = append(used, mach)
+		idx := make([]int, len(apps))
+		for i, a := range apps {
+			idx[i] = appIndex[a]
+		}
+		if in.Owners[j] != nil || in.Phases > 1 {
+			in.writeCombined(&b, mach, idx, in.Owners[j])
+			continue
+		}
 		var ideal, pert strings.Builder
-		for _, a := range apps {
-			k := appIndex[a]
+		for _, k := range idx {
 			fmt.Fprintf(&ideal, "(compute%d, r%d).", k, k)
 			fmt.Fprintf(&pert, "(compute%d, p%d).", k, k)
 		}
@@ -90,4 +102,148 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 	fmt.Fprintf(&b, "(%s)\n<%s>\n(%s)\n", strings.Join(in.Apps, " <> "), strings.Join(acts, ", "), strings.Join(used, " <> "))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCombined writes a machine whose work has Erlang phases, or whose
+// owner is a process, as one sequential component with its states written
+// out: (position in the cycle, number of owner jobs n). Each application's
+// work is Phases phases at Phases times its rate (same mean); an
+// application's last phase is its compute action, the others the private
+// phase_M action. The ideal and perturbed paths race on the first phase as
+// in the seed's models; when their rates coincide only one path is written
+// (a race of two equal paths would double the first phase's rate). The
+// owner's arrivals and departures are the private actions arrive_M and
+// leave_M; work runs at its full rate only with n = 0 (preemptive) or at
+// 1/(n+1) of it (sharing). The initial state, named after the machine, has
+// no owner job; a stationary start is recorded in a //pepa:initial comment
+// that pepa robustness applies, and the owner in a //pepa:owner comment.
+func (in *Instance) writeCombined(b *strings.Builder, mach string, apps []int, o *Owner) {
+	k := in.Phases
+	type stage struct {
+		app  int
+		last bool // the application's last phase
+	}
+	var stages []stage
+	for _, a := range apps {
+		for h := 1; h <= k; h++ {
+			stages = append(stages, stage{a, h == k})
+		}
+	}
+	machineIndex := 0
+	for j, m := range in.Machines {
+		if m == mach {
+			machineIndex = j
+		}
+	}
+	paths := []string{"r", "p"}
+	if in.singlePath(in.appNames(apps), machineIndex) {
+		paths = paths[:1]
+	}
+	capacity := 0
+	if o != nil {
+		capacity = o.Capacity
+		fmt.Fprintf(b, "//pepa:owner %s arrival=%s service=%s capacity=%d discipline=%s start=%s\n",
+			mach, num(o.Arrival), num(o.Service), o.Capacity, o.Discipline, o.Start)
+		if o.Start == "stationary" {
+			var parts []string
+			for n, p := range o.Stationary() {
+				parts = append(parts, fmt.Sprintf("%s=%s", combinedName(mach, "", 0, n), num(p)))
+			}
+			fmt.Fprintf(b, "//pepa:initial %s %s\n", mach, strings.Join(parts, " "))
+		}
+		fmt.Fprintf(b, "lo_%s = %s; mo_%s = %s;\n", mach, num(o.Arrival), mach, num(o.Service))
+	}
+	rateExpr := func(path string, st stage, n int) string {
+		e := fmt.Sprintf("%s%d", path, st.app)
+		if k > 1 {
+			e = fmt.Sprintf("%d * %s", k, e)
+		}
+		if o != nil && o.Discipline == "sharing" && n > 0 {
+			e = fmt.Sprintf("%s / %d", e, n+1)
+		}
+		return e
+	}
+	for n := 0; n <= capacity; n++ {
+		// The start of a cycle, then every stage done on every path.
+		type pos struct {
+			path string
+			done int
+		}
+		positions := []pos{{"", 0}}
+		for _, path := range paths {
+			for d := 1; d < len(stages); d++ {
+				positions = append(positions, pos{path, d})
+			}
+		}
+		for _, p := range positions {
+			var alts []string
+			working := o == nil || n == 0 || o.Discipline == "sharing"
+			if working {
+				starts := paths
+				if p.path != "" {
+					starts = []string{p.path}
+				}
+				for _, path := range starts {
+					st := stages[p.done]
+					act := "phase_" + mach
+					if st.last {
+						act = fmt.Sprintf("compute%d", st.app)
+					}
+					next := combinedName(mach, path, p.done+1, n)
+					if p.done+1 == len(stages) {
+						next = combinedName(mach, "", 0, n)
+					}
+					alts = append(alts, fmt.Sprintf("(%s, %s).%s", act, rateExpr(path, st, n), next))
+				}
+			}
+			if o != nil && n < capacity {
+				alts = append(alts, fmt.Sprintf("(arrive_%s, lo_%s).%s", mach, mach, combinedName(mach, p.path, p.done, n+1)))
+			}
+			if o != nil && n > 0 {
+				alts = append(alts, fmt.Sprintf("(leave_%s, mo_%s).%s", mach, mach, combinedName(mach, p.path, p.done, n-1)))
+			}
+			fmt.Fprintf(b, "%s = %s;\n", combinedName(mach, p.path, p.done, n), strings.Join(alts, " + "))
+		}
+	}
+}
+
+// combinedName names a state of a combined machine: M (start, no owner
+// job), M_r3 (3 stages done on the ideal path), M_p3_o2 (perturbed path, 2
+// owner jobs).
+func combinedName(mach, path string, done, n int) string {
+	name := mach
+	if path != "" {
+		name += fmt.Sprintf("_%s%d", path, done)
+	}
+	if n > 0 {
+		name += fmt.Sprintf("_o%d", n)
+	}
+	return name
+}
+
+// singlePath reports whether machine j is written with the ideal path only:
+// it is a combined machine (owner or work phases) and its applications'
+// perturbed rates equal their ideal ones.
+func (in *Instance) singlePath(apps []string, j int) bool {
+	if in.Owners[j] == nil && in.Phases == 1 {
+		return false
+	}
+	for _, a := range apps {
+		for i, name := range in.Apps {
+			if name == a {
+				if r, p := in.Rates(i, j); r != p {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (in *Instance) appNames(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, k := range idx {
+		out[i] = in.Apps[k-1]
+	}
+	return out
 }

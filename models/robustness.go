@@ -19,6 +19,9 @@ type Options struct {
 	Machines  []string          // machine names; empty: detected
 	Epsilon   float64           // CDF truncation bound (default 1e-10)
 	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Pragmas of the model (ReadPragmas): initial distributions of
+	// components, owner processes. May be nil.
+	Pragmas *Pragmas
 }
 
 func (o *Options) defaults() {
@@ -40,6 +43,11 @@ type MachineResult struct {
 	LastActions  []string
 	Applications int
 	PByBeta      float64 // P(F <= beta); NaN when not computed (see Note)
+	// Availability is the long-run share of the processor the machine's
+	// applications get from its owner process, Slowdown its inverse (the
+	// factor on mean work time); NaN for a machine without an owner.
+	Availability float64
+	Slowdown     float64
 	Mean         float64 // E[F]; +Inf if the machine may never finish
 	Quantile     float64 // the Options.Quantile quantile of F
 	Note         string
@@ -93,13 +101,16 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	alpha, err := initialDistribution(c, opt.Pragmas)
+	if err != nil {
+		return nil, err
+	}
 	var probs []passage.Problem
 	var solved []int // machine index of each problem
 	res.Machines = make([]MachineResult, len(machines))
 	for i, m := range machines {
 		mr := &res.Machines[i]
-		*mr = MachineResult{Name: m.Name, FirstActions: m.FirstNames(c.S), LastActions: m.LastNames(c.S),
-			Applications: m.Apps, PByBeta: math.NaN(), Mean: math.NaN(), Quantile: math.NaN()}
+		*mr = newMachineResult(m, c.S, opt.Pragmas)
 		var pr passage.Problem
 		if opt.Semantics == passage.Plugin {
 			if sameSet(m.First, m.Last) {
@@ -111,6 +122,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 			}
 		} else {
 			pr = passage.InitialProblem(c, m.Last)
+			if alpha != nil {
+				pr.Alpha = alpha
+			}
 		}
 		probs = append(probs, pr)
 		solved = append(solved, i)
@@ -137,7 +151,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		}
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
 	}
-	if err := joint(ctx, c, machines, res, opt); err != nil {
+	if err := joint(ctx, c, machines, res, opt, alpha); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -193,7 +207,7 @@ func (res *Result) productJoint(tol float64) {
 }
 
 // joint computes P(max F_j <= beta) and E[max F_j].
-func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options) error {
+func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options, alpha []float64) error {
 	if res.Independent || opt.Semantics == passage.Plugin {
 		res.productJoint(1e-9)
 		res.Joint = "product of independent machines"
@@ -203,11 +217,15 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		return nil
 	}
 	// Coupled machines: the chain with a "finished" flag per machine.
-	fc, target, err := flagChain(ctx, c, machines)
+	if alpha == nil {
+		alpha = make([]float64, c.N)
+		alpha[0] = 1
+	}
+	fc, target, fcAlpha, err := flagChain(ctx, c, machines, alpha)
 	if err != nil {
 		return err
 	}
-	pr := passage.StateProblem(fc, target)
+	pr := passage.Problem{Alpha: fcAlpha, TargetStates: target}
 	rs, err := passage.Solve(ctx, fc, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta})
 	if err != nil {
 		return err
@@ -349,4 +367,78 @@ func cdfProduct(dists []*passage.Result) func(float64) float64 {
 		}
 		return prod
 	}
+}
+
+func newMachineResult(m *Machine, s *ctmc.Structure, pr *Pragmas) MachineResult {
+	mr := MachineResult{Name: m.Name, FirstActions: m.FirstNames(s), LastActions: m.LastNames(s),
+		Applications: m.Apps, PByBeta: math.NaN(), Mean: math.NaN(), Quantile: math.NaN(),
+		Availability: math.NaN(), Slowdown: math.NaN()}
+	if pr != nil {
+		if o := pr.Owners[m.Name]; o != nil {
+			mr.Availability = o.Availability()
+			mr.Slowdown = 1 / mr.Availability
+		}
+	}
+	return mr
+}
+
+// initialDistribution is the start distribution over c's states that the
+// pragmas give (nil: the initial state): components with a //pepa:initial
+// distribution start in its states, all others in their first state.
+func initialDistribution(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
+	if pr == nil || len(pr.Initial) == 0 {
+		return nil, nil
+	}
+	type leafDist struct {
+		leaf *ctmc.Leaf
+		p    []float64 // by leaf-local state
+	}
+	var dists []leafDist
+	has := map[*ctmc.Leaf]bool{}
+	for comp, d := range pr.Initial {
+		var leaf *ctmc.Leaf
+		for _, l := range c.S.Leaves {
+			if l.Name == comp {
+				leaf = l
+			}
+		}
+		if leaf == nil {
+			return nil, fmt.Errorf("pepa:initial names component %s, which the model does not have", comp)
+		}
+		p := make([]float64, leaf.NumLocal)
+		for name, x := range d {
+			found := false
+			for st := 0; st < leaf.NumLocal; st++ {
+				if leaf.LocalName(st) == name {
+					p[st], found = x, true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("pepa:initial: component %s has no local state %s", comp, name)
+			}
+		}
+		dists = append(dists, leafDist{leaf, p})
+		has[leaf] = true
+	}
+	alpha := make([]float64, c.N)
+	total := 0.0
+	for i := 0; i < c.N; i++ {
+		st := c.State(i)
+		x := 1.0
+		for _, l := range c.S.Leaves {
+			if !has[l] && l.Local(st) != 0 {
+				x = 0
+				break
+			}
+		}
+		for _, d := range dists {
+			x *= d.p[d.leaf.Local(st)]
+		}
+		alpha[i] = x
+		total += x
+	}
+	if math.Abs(total-1) > 1e-9 {
+		return nil, fmt.Errorf("pepa:initial: only %g of the initial distribution falls on reachable states", total)
+	}
+	return alpha, nil
 }

@@ -68,11 +68,13 @@ func TestJointFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	machines, _ := FindMachines(c.S, nil)
-	fc, target, err := flagChain(context.Background(), c, machines)
+	start := make([]float64, c.N)
+	start[0] = 1
+	fc, target, alpha, err := flagChain(context.Background(), c, machines, start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := passage.StateProblem(fc, target)
+	pr := passage.Problem{Alpha: alpha, TargetStates: target}
 	exact, err := passage.Mean(context.Background(), fc, pr)
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,10 @@ type Spec struct {
 	Availability *Values     `json:"availability"`
 	Seed         uint64      `json:"seed"`
 	Mappings     []Mapping   `json:"mappings"`
+	// Owners replaces a machine's static availability by an owner process.
+	Owners map[string]*Owner `json:"owners"`
+	// Work sets the distribution of an application's work.
+	Work *Work `json:"work"`
 
 	file    string
 	offsets map[string]int // JSON path -> byte offset, for error lines
@@ -45,6 +49,59 @@ type Spec struct {
 type Values struct {
 	Nominal   json.RawMessage `json:"nominal"`
 	Perturbed json.RawMessage `json:"perturbed"`
+}
+
+// Owner is the workload of a non-dedicated machine's owner: jobs arrive at
+// rate Arrival, are served at rate Service, at most Capacity are present (1:
+// an on/off owner). Under "preemptive" priority the applications run only
+// while no owner job is present; under "sharing" (processor sharing) they
+// get 1/(n+1) of the processor with n owner jobs present. Start says
+// whether the owner is idle at t = 0 or in its steady state.
+type Owner struct {
+	Arrival    float64 `json:"arrival"`
+	Service    float64 `json:"service"`
+	Discipline string  `json:"discipline"`
+	Capacity   int     `json:"capacity"`
+	Start      string  `json:"start"`
+}
+
+// Rho is the owner's load lambda_o / mu_o.
+func (o *Owner) Rho() float64 { return o.Arrival / o.Service }
+
+// Stationary is the steady-state distribution of the number of owner jobs
+// (an M/M/1/N queue): pi_n proportional to rho^n, n = 0..N.
+func (o *Owner) Stationary() []float64 {
+	pi := make([]float64, o.Capacity+1)
+	x, sum := 1.0, 0.0
+	for n := range pi {
+		pi[n] = x
+		sum += x
+		x *= o.Rho()
+	}
+	for n := range pi {
+		pi[n] /= sum
+	}
+	return pi
+}
+
+// Availability is the long-run share of the processor the applications
+// get: P(no owner job) under preemption, E[1/(n+1)] under sharing.
+func (o *Owner) Availability() float64 {
+	pi := o.Stationary()
+	if o.Discipline == "sharing" {
+		a := 0.0
+		for n, p := range pi {
+			a += p / float64(n+1)
+		}
+		return a
+	}
+	return pi[0]
+}
+
+// Work is the distribution of an application's work: Erlang with Phases
+// phases of the same mean (1, the default, is exponential).
+type Work struct {
+	Phases int `json:"erlang"`
 }
 
 // Mapping allocates applications to machines, each machine computing its
@@ -93,6 +150,8 @@ type Instance struct {
 	AvailP    []float64   // perturbed
 	Mappings  []Mapping
 	SpecFile  string
+	Owners    []*Owner // by machine; nil for a static availability
+	Phases    int      // Erlang phases of every application's work
 }
 
 // LoadSpec reads and validates a specification file.
@@ -385,6 +444,61 @@ func (s *Spec) resolve() (*Instance, error) {
 		}
 	}
 	in.Mappings = s.Mappings
+	in.Phases = 1
+	if s.Work != nil {
+		in.Phases = s.Work.Phases
+		if in.Phases < 1 || in.Phases > 64 {
+			r.errorf("work.erlang", "work.erlang must be a whole number of phases from 1 to 64, found %d", in.Phases)
+		}
+	}
+	in.Owners = make([]*Owner, len(in.Machines))
+	owned := make([]string, 0, len(s.Owners))
+	for mach := range s.Owners {
+		owned = append(owned, mach)
+	}
+	sort.Strings(owned)
+	for _, mach := range owned {
+		o := s.Owners[mach]
+		path := "owners." + mach
+		j := -1
+		for k, m := range in.Machines {
+			if m == mach {
+				j = k
+			}
+		}
+		if j < 0 {
+			r.errorf(path, "owner of %q: no such machine (the machines are %s)", mach, strings.Join(in.Machines, ", "))
+			continue
+		}
+		if o == nil {
+			r.errorf(path, "owner of %s: expected an object", mach)
+			continue
+		}
+		if o.Discipline == "" {
+			o.Discipline = "preemptive"
+		}
+		if o.Capacity == 0 {
+			o.Capacity = 1
+		}
+		if o.Start == "" {
+			o.Start = "idle"
+		}
+		switch {
+		case !(o.Arrival > 0) || math.IsInf(o.Arrival, 0):
+			r.errorf(path+".arrival", "owner of %s: the arrival rate must be positive, found %g", mach, o.Arrival)
+		case !(o.Service > 0) || math.IsInf(o.Service, 0):
+			r.errorf(path+".service", "owner of %s: the service rate must be positive, found %g", mach, o.Service)
+		case o.Discipline != "preemptive" && o.Discipline != "sharing":
+			r.errorf(path+".discipline", "owner of %s: discipline must be preemptive or sharing, found %q", mach, o.Discipline)
+		case o.Capacity < 1 || o.Capacity > 1000:
+			r.errorf(path+".capacity", "owner of %s: capacity must be from 1 to 1000 jobs, found %d", mach, o.Capacity)
+		case o.Start != "idle" && o.Start != "stationary":
+			r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
+		case in.Avail != nil && in.AvailP != nil && (in.Avail[j] != 1 || in.AvailP[j] != 1):
+			r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
+		}
+		in.Owners[j] = o
+	}
 	if len(r.errs) > 0 {
 		return nil, r.errs
 	}

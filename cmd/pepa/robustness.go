@@ -75,9 +75,13 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		if code >= 0 {
 			return code
 		}
-		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps}
+		pragmas, err := models.ReadPragmas(m.File)
+		if err != nil {
+			fmt.Fprintln(e.stderr, err)
+			return exitInvalid
+		}
+		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas}
 		var r *models.Result
-		var err error
 		why := "--flat was given"
 		var parts []*ctmc.Part
 		if !*flat {
@@ -198,6 +202,10 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 		if m.Note != "" {
 			mj["note"] = m.Note
 		}
+		if !math.IsNaN(m.Availability) {
+			mj["availability"] = m.Availability
+			mj["slowdown"] = m.Slowdown
+		}
 		ms = append(ms, mj)
 	}
 	out := map[string]any{
@@ -227,10 +235,22 @@ func textResult(w io.Writer, r *models.Ranked) error {
 		names = append(names, m.Name)
 	}
 	fmt.Fprintf(w, "machines:   %s\n\n", strings.Join(names, ", "))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "machine\tapps\tP(F <= %g)\tE[F]\tq99\t\n", r.Beta)
+	owners := false
 	for _, m := range r.Machines {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", m.Name, m.Applications, textFloat(m.PByBeta, "%.10f"), textFloat(m.Mean, "%.4f"), textFloat(m.Quantile, "%.4f"))
+		owners = owners || !math.IsNaN(m.Availability)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	header := fmt.Sprintf("machine\tapps\tP(F <= %g)\tE[F]\tq99\t", r.Beta)
+	if owners {
+		header += "availability\tslowdown\t"
+	}
+	fmt.Fprintln(tw, header)
+	for _, m := range r.Machines {
+		row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t", m.Name, m.Applications, textFloat(m.PByBeta, "%.10f"), textFloat(m.Mean, "%.4f"), textFloat(m.Quantile, "%.4f"))
+		if owners {
+			row += fmt.Sprintf("%s\t%s\t", textFloat(m.Availability, "%.4f"), textFloat(m.Slowdown, "%.4f"))
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

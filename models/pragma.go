@@ -1,0 +1,96 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"pepa/lang"
+)
+
+// Pragmas are the facts a PEPA model cannot state but a generated mapping
+// model needs, written by pepa gen as comments (which other tools ignore):
+//
+//	//pepa:initial COMPONENT STATE=P STATE=P ...
+//	    the component starts in a local state drawn from this
+//	    distribution rather than in its first one (an owner's steady state)
+//	//pepa:owner MACHINE arrival=X service=Y capacity=N discipline=D start=S
+//	    the machine's owner process, for its availability and slowdown
+type Pragmas struct {
+	Initial map[string]map[string]float64
+	Owners  map[string]*Owner
+}
+
+// ReadPragmas collects the pragmas of a parsed model.
+func ReadPragmas(f *lang.File) (*Pragmas, error) {
+	p := &Pragmas{Initial: map[string]map[string]float64{}, Owners: map[string]*Owner{}}
+	for _, c := range f.Comments {
+		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+		if !strings.HasPrefix(text, "pepa:") {
+			continue
+		}
+		fields := strings.Fields(text)
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("%s:%d:%d: error: %s", f.Name, c.Pos.Line, c.Pos.Col, fmt.Sprintf(format, args...))
+		}
+		if len(fields) < 3 {
+			return nil, fail("pragma %s needs a component and values", fields[0])
+		}
+		comp := fields[1]
+		kv := map[string]string{}
+		var order []string
+		for _, f := range fields[2:] {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				return nil, fail("pragma %s: expected NAME=VALUE, found %q", fields[0], f)
+			}
+			kv[k] = v
+			order = append(order, k)
+		}
+		switch fields[0] {
+		case "pepa:initial":
+			dist := map[string]float64{}
+			sum := 0.0
+			for _, k := range order {
+				x, err := strconv.ParseFloat(kv[k], 64)
+				if err != nil || !(x >= 0) || math.IsInf(x, 0) {
+					return nil, fail("pepa:initial %s: probability of %s is %q", comp, k, kv[k])
+				}
+				dist[k] = x
+				sum += x
+			}
+			if math.Abs(sum-1) > 1e-9 {
+				return nil, fail("pepa:initial %s: probabilities sum to %g, not 1", comp, sum)
+			}
+			p.Initial[comp] = dist
+		case "pepa:owner":
+			o := &Owner{Discipline: kv["discipline"], Start: kv["start"]}
+			var err error
+			if o.Arrival, err = strconv.ParseFloat(kv["arrival"], 64); err != nil {
+				return nil, fail("pepa:owner %s: arrival=%q", comp, kv["arrival"])
+			}
+			if o.Service, err = strconv.ParseFloat(kv["service"], 64); err != nil {
+				return nil, fail("pepa:owner %s: service=%q", comp, kv["service"])
+			}
+			if o.Capacity, err = strconv.Atoi(kv["capacity"]); err != nil || o.Capacity < 1 {
+				return nil, fail("pepa:owner %s: capacity=%q", comp, kv["capacity"])
+			}
+			if !(o.Arrival > 0 && o.Service > 0) || (o.Discipline != "preemptive" && o.Discipline != "sharing") {
+				return nil, fail("pepa:owner %s: needs positive arrival and service rates and discipline=preemptive or sharing", comp)
+			}
+			p.Owners[comp] = o
+		default:
+			return nil, fail("unknown pragma %s (known: pepa:initial, pepa:owner)", fields[0])
+		}
+	}
+	return p, nil
+}
+
+func (p *Pragmas) initialOf(comp string) (map[string]float64, bool) {
+	if p == nil {
+		return nil, false
+	}
+	d, ok := p.Initial[comp]
+	return d, ok
+}

@@ -113,8 +113,9 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 // in the seed's models; when their rates coincide only one path is written
 // (a race of two equal paths would double the first phase's rate). The
 // owner's arrivals and departures are the private actions arrive_M and
-// leave_M; work runs at its full rate only with n = 0 (preemptive) or at
-// 1/(n+1) of it (sharing). The initial state, named after the machine, has
+// leave_M; work runs at its full rate only with n = 0 (preemptive), or
+// the application and the n owner jobs share the processor equally
+// (sharing: the work at 1/(n+1) of its rate, departures at n/(n+1) of mu). The initial state, named after the machine, has
 // no owner job; a stationary start is recorded in a //pepa:initial comment
 // that pepa robustness applies, and the owner in a //pepa:owner comment.
 func (in *Instance) writeCombined(b *strings.Builder, mach string, apps []int, o *Owner) {
@@ -200,7 +201,12 @@ func (in *Instance) writeCombined(b *strings.Builder, mach string, apps []int, o
 				alts = append(alts, fmt.Sprintf("(arrive_%s, lo_%s).%s", mach, mach, combinedName(mach, p.path, p.done, n+1)))
 			}
 			if o != nil && n > 0 {
-				alts = append(alts, fmt.Sprintf("(leave_%s, mo_%s).%s", mach, mach, combinedName(mach, p.path, p.done, n-1)))
+				// Under sharing the owner's n jobs get n/(n+1) of the processor.
+				rate := "mo_" + mach
+				if o.Discipline == "sharing" {
+					rate = fmt.Sprintf("mo_%s * %d / %d", mach, n, n+1)
+				}
+				alts = append(alts, fmt.Sprintf("(leave_%s, %s).%s", mach, rate, combinedName(mach, p.path, p.done, n-1)))
 			}
 			fmt.Fprintf(b, "%s = %s;\n", combinedName(mach, p.path, p.done, n), strings.Join(alts, " + "))
 		}

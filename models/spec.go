@@ -69,7 +69,9 @@ type Owner struct {
 func (o *Owner) Rho() float64 { return o.Arrival / o.Service }
 
 // Stationary is the steady-state distribution of the number of owner jobs
-// (an M/M/1/N queue): pi_n proportional to rho^n, n = 0..N.
+// on their own (an M/M/1/N queue): pi_n proportional to rho^n, n = 0..N.
+// It is what an application arriving at a random time finds, and the
+// distribution of a "stationary" start.
 func (o *Owner) Stationary() []float64 {
 	pi := make([]float64, o.Capacity+1)
 	x, sum := 1.0, 0.0
@@ -85,17 +87,23 @@ func (o *Owner) Stationary() []float64 {
 }
 
 // Availability is the long-run share of the processor the applications
-// get: P(no owner job) under preemption, E[1/(n+1)] under sharing.
+// get while they run. Under preemption it is P(no owner job) in the
+// owner's M/M/1/N steady state, (1 - rho)/(1 - rho^(N+1)). Under sharing
+// the owner's jobs leave at mu n/(n+1) while an application runs, so the
+// steady state is pi_n proportional to (n+1) rho^n and the share is
+// E[1/(n+1)] = sum rho^n / sum (n+1) rho^n (1 - rho as N grows: the
+// processor is never idle, and the owner takes rho of it).
 func (o *Owner) Availability() float64 {
-	pi := o.Stationary()
 	if o.Discipline == "sharing" {
-		a := 0.0
-		for n, p := range pi {
-			a += p / float64(n+1)
+		num, den, x := 0.0, 0.0, 1.0
+		for n := 0; n <= o.Capacity; n++ {
+			num += x
+			den += float64(n+1) * x
+			x *= o.Rho()
 		}
-		return a
+		return num / den
 	}
-	return pi[0]
+	return o.Stationary()[0]
 }
 
 // Work is the distribution of an application's work: Erlang with Phases

@@ -99,14 +99,53 @@ func TestRankingGolden(t *testing.T) {
 // from the example specification.
 func TestClusterModelsInSync(t *testing.T) {
 	t.Chdir("../..")
-	for _, m := range []string{"round-robin", "paired", "uneven"} {
-		code, out, stderr := runPepa(t, "", "gen", "testdata/spec-example.json", "--mapping", m)
-		if code != exitOK {
-			t.Fatalf("gen %s: exit %d: %s", m, code, stderr)
+	for spec, ms := range map[string][]string{
+		"testdata/spec-example.json": {"cluster/round-robin", "cluster/paired", "cluster/uneven"},
+		"testdata/spec-owners.json":  {"owners/spread", "owners/desktops", "owners/server-heavy"},
+	} {
+		for _, m := range ms {
+			code, out, stderr := runPepa(t, "", "gen", spec, "--mapping", filepath.Base(m))
+			if code != exitOK {
+				t.Fatalf("gen %s: exit %d: %s", m, code, stderr)
+			}
+			want, _ := os.ReadFile("testdata/" + m + ".pepa")
+			if out != string(want) {
+				t.Errorf("testdata/%s.pepa is not what gen writes now", m)
+			}
 		}
-		want, _ := os.ReadFile("testdata/cluster/" + m + ".pepa")
-		if out != string(want) {
-			t.Errorf("testdata/cluster/%s.pepa is not what gen writes now", m)
+	}
+}
+
+// TestOwnersRanking: the example with owner processes ranks, reports the
+// owners' availability, and a machine with a stationary owner start gets
+// the start applied (its pragma is read).
+func TestOwnersRanking(t *testing.T) {
+	t.Chdir("../..")
+	code, out, stderr := runPepa(t, "", "robustness", "--beta", "25", "--format", "json", "testdata/owners/spread.pepa")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Machines []struct {
+			Name         string   `json:"name"`
+			Availability *float64 `json:"availability"`
+			Slowdown     *float64 `json:"slowdown"`
+		} `json:"machines"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	// Desk1: an on/off owner, availability mu/(lambda+mu) = 0.2/0.25.
+	for _, m := range r.Machines {
+		switch m.Name {
+		case "Server":
+			if m.Availability != nil {
+				t.Errorf("Server has no owner, yet availability %v", *m.Availability)
+			}
+		case "Desk1":
+			if m.Availability == nil || math.Abs(*m.Availability-0.8) > 1e-15 || math.Abs(*m.Slowdown-1.25) > 1e-14 {
+				t.Errorf("Desk1 availability %v slowdown %v", m.Availability, m.Slowdown)
+			}
 		}
 	}
 }

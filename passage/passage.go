@@ -144,12 +144,16 @@ func (r *Result) PDF(t float64) (float64, error) {
 	if w.Right()+1 >= len(r.Absorbed) && !r.Complete {
 		return 0, ErrBeyondHorizon
 	}
+	return r.pdfWith(w), nil
+}
+
+func (r *Result) pdfWith(w *PoissonWeights) float64 {
 	sum := 0.0
 	for i, x := range w.W {
 		k := w.Left + i
 		sum += x * (r.absorbedAt(k+1) - r.absorbedAt(k))
 	}
-	return math.Max(0, r.Q*sum), nil
+	return math.Max(0, r.Q*sum)
 }
 
 // longAfter reports whether t is so late that the Poisson weights of q*t
@@ -174,7 +178,8 @@ func (r *Result) weights(t float64) (*PoissonWeights, error) {
 func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
 
 // Quantile returns the smallest t with CDF(t) >= p, to within a relative
-// 1e-9 (and the CDF's own Epsilon). The result must be Complete. It returns
+// 1e-9 (and the CDF's own Epsilon): safeguarded Newton steps with the
+// density inside a bisection bracket. The result must be Complete. It returns
 // +Inf if the passage reaches its target with probability below p.
 func (r *Result) Quantile(p float64) (float64, error) {
 	if !(p > 0 && p < 1) {
@@ -197,13 +202,32 @@ func (r *Result) Quantile(p float64) (float64, error) {
 			return math.Inf(1), nil
 		}
 	}
-	lo := 0.0
-	for hi-lo > 1e-9*hi {
-		mid := (lo + hi) / 2
-		if cdf(mid) >= p {
-			hi = mid
+	// Newton steps on F(t) = p with the density, kept inside the bracket
+	// [lo, hi] (F(lo) < p <= F(hi)); a step that leaves it bisects instead.
+	lo, t := 0.0, hi/2
+	for i := 0; i < 200 && hi-lo > 1e-10*hi; i++ {
+		if !(t > lo && t < hi) {
+			t = (lo + hi) / 2
+		}
+		w, err := FoxGlynn(r.Q*t, r.Epsilon/2)
+		if err != nil {
+			return 0, err
+		}
+		f := r.CDFWith(w)
+		if f >= p {
+			hi = t
 		} else {
-			lo = mid
+			lo = t
+		}
+		d := r.pdfWith(w)
+		next := t - (f-p)/d
+		if d > 0 && next > lo && next < hi && math.Abs(next-t) < (hi-lo)/2 {
+			if math.Abs(next-t) <= 1e-11*t {
+				return next, nil // Newton has converged
+			}
+			t = next
+		} else {
+			t = (lo + hi) / 2
 		}
 	}
 	return hi, nil

@@ -27,7 +27,7 @@ type outputFlags struct {
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "text", "output format: text, json or csv")
 	fs.StringVar(&o.out, "o", "", "write the result to `FILE` (atomically) instead of standard output")
-	fs.IntVar(&o.maxStates, "max-states", defaultMaxStates(), "refuse chains with more than `N` states (default from available memory)")
+	fs.IntVar(&o.maxStates, "max-states", 0, "refuse chains with more than `N` states (0: as many as half the available memory holds)")
 	fs.BoolVar(&o.aggregate, "aggregate", true, "count identical copies of arrays P[n] instead of keeping each copy (same results, fewer states)")
 }
 
@@ -39,6 +39,9 @@ func (o *outputFlags) validate(e *env, verb string) int {
 	}
 	if o.maxStates < 0 {
 		return usageError(e, verb, "--max-states must be positive")
+	}
+	if o.maxStates == 0 {
+		o.maxStates = defaultMaxStates()
 	}
 	return -1
 }

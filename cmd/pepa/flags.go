@@ -37,8 +37,7 @@ func parseFlags(e *env, fs *flag.FlagSet, args []string) ([]string, int) {
 	for {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return nil, exitOK
+			return nil, exitOK // the flag package has printed the usage
 		}
 		if err != nil {
 			return nil, usageError(e, fs.Name(), "%v", err)

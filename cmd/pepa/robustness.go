@@ -25,7 +25,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 `)
 	var o outputFlags
 	o.register(fs)
-	beta := fs.Float64("beta", math.NaN(), "makespan goal in `SECONDS` (required)")
+	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
 	sem := fs.String("semantics", "initial", "finishing times from the initial state (initial) or as the PEPA Eclipse Plug-in computes them (plugin)")
 	machines := fs.String("machines", "", "comma-separated machine components (default: detected)")
 	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`.png or .svg")
@@ -41,7 +41,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	switch {
-	case math.IsNaN(*beta):
+	case *beta == 0:
 		return usageError(e, "robustness", "--beta is required")
 	case !(*beta > 0) || math.IsInf(*beta, 0):
 		return usageError(e, "robustness", "--beta must be a positive number of seconds")

@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"math"
 	"testing"
+	"time"
 
 	"pepa/ctmc"
 	"pepa/internal/testmodels"
@@ -48,3 +50,25 @@ func BenchmarkEndToEnd10kx1k(b *testing.B) { benchEndToEnd(b, 10000, 1000) }
 
 // BenchmarkEndToEnd100kx10k: 100,000 applications on 10,000 machines.
 func BenchmarkEndToEnd100kx10k(b *testing.B) { benchEndToEnd(b, 100000, 10000) }
+
+// BenchmarkOptimize1000x100: local search on 1,000 applications and 100
+// machines for 10 s; reports moves evaluated per second and the gain in
+// robustness over the best heuristic.
+func BenchmarkOptimize1000x100(b *testing.B) {
+	in := randomSpec(b, 1000, 100, 1000)
+	for i := 0; i < b.N; i++ {
+		res, err := Optimize(context.Background(), in, OptimizeOptions{Beta: 60, Budget: 10 * time.Second, Seed: 1, MakespanSlack: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bestH := math.Inf(-1)
+		for _, h := range res.Heuristics {
+			bestH = math.Max(bestH, h.Score)
+		}
+		b.ReportMetric(float64(res.Moves)/res.Elapsed.Seconds(), "moves/s")
+		b.ReportMetric(res.Best.Score-bestH, "gain")
+		b.ReportMetric(bestH, "best-heuristic")
+		b.ReportMetric(res.Best.Score, "optimized")
+		b.ReportMetric(float64(res.Evaluations), "machine-solves")
+	}
+}

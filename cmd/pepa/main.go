@@ -33,6 +33,7 @@ var verbs = map[string]verb{
 	"passage":    {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
 	"robustness": {"per-machine finishing times and mapping robustness; several files are ranked", runRobustness},
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
+	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 }
 
 // env is what a verb may touch: its streams.

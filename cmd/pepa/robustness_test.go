@@ -215,3 +215,38 @@ func TestGenVerb(t *testing.T) {
 		t.Errorf("bad spec: exit %d: %s", code, stderr)
 	}
 }
+
+// TestOptimizeVerb: optimize writes a model whose robustness, analysed the
+// usual way, is the one it reports, and at least the best heuristic's.
+func TestOptimizeVerb(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "best.pepa")
+	code, out, stderr := runPepa(t, "", "optimize", "../../testdata/spec-example.json", "--beta", "40", "--budget", "5s", "--format", "json", "-o", model)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Heuristics []struct{ Robustness float64 } `json:"heuristics"`
+		Best       struct{ Robustness float64 }   `json:"best"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range r.Heuristics {
+		if r.Best.Robustness < h.Robustness-1e-12 {
+			t.Errorf("best %g below a heuristic's %g", r.Best.Robustness, h.Robustness)
+		}
+	}
+	code, out, stderr = runPepa(t, "", "robustness", "--beta", "40", "--format", "json", model)
+	if code != exitOK {
+		t.Fatalf("robustness: exit %d: %s", code, stderr)
+	}
+	var rr struct{ Robustness float64 }
+	json.Unmarshal([]byte(out), &rr)
+	if math.Abs(rr.Robustness-r.Best.Robustness) > 1e-9 {
+		t.Errorf("optimize reports %.12g, the written model has %.12g", r.Best.Robustness, rr.Robustness)
+	}
+	if code, _, _ := runPepa(t, "", "optimize", "../../testdata/spec-example.json"); code != exitUsage {
+		t.Errorf("missing --beta: exit %d", code)
+	}
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"pepa/models"
+)
+
+func runOptimize(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "optimize", "optimize SPEC --beta SECONDS [flags]",
+		`  pepa optimize testdata/spec-example.json --beta 40 -o best.pepa
+        the most robust mapping found in 10 s, written as PEPA
+  pepa optimize spec.json --beta 45 --objective joint --budget 1m --seed 7 --mapping-out best.json
+        maximise P(every machine finishes by 45) instead, and save the mapping
+  pepa optimize spec.json --beta 45 --makespan-slack 0.05
+        the most robust mapping whose expected makespan is within 5% of the fastest found
+`)
+	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
+	objective := fs.String("objective", "min", "min: maximise min_j P(F_j <= beta); joint: maximise P(max_j F_j <= beta)")
+	budget := fs.Duration("budget", 10*time.Second, "stop the local search after this long")
+	seed := fs.Uint64("seed", 1, "seed of the search order (same seed, same search)")
+	slack := fs.Float64("makespan-slack", -1, "keep the expected makespan within (1 + `S`) times the fastest heuristic's (negative: no constraint)")
+	out := fs.String("o", "", "write the best mapping as a PEPA model to `FILE`")
+	mappingOut := fs.String("mapping-out", "", "write the best mapping as a specification mapping (JSON) to `FILE`")
+	format := fs.String("format", "text", "output format: text or json")
+	files, code := parseFlags(e, fs, args)
+	if code >= 0 {
+		return code
+	}
+	switch {
+	case len(files) != 1:
+		return usageError(e, "optimize", "need exactly one specification file")
+	case !(*beta > 0) || math.IsInf(*beta, 0):
+		return usageError(e, "optimize", "--beta is required and must be positive")
+	case *objective != "min" && *objective != "joint":
+		return usageError(e, "optimize", "--objective must be min or joint")
+	case *budget <= 0:
+		return usageError(e, "optimize", "--budget must be positive")
+	case *format != "text" && *format != "json":
+		return usageError(e, "optimize", "--format must be text or json")
+	}
+	in, err := models.LoadSpec(files[0])
+	if err != nil {
+		var se models.SpecErrors
+		if errors.As(err, &se) {
+			for _, x := range se {
+				fmt.Fprintln(e.stderr, x.Error())
+			}
+			return exitInvalid
+		}
+		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+		if os.IsNotExist(err) {
+			return exitUsage
+		}
+		return exitInvalid
+	}
+	res, err := models.Optimize(ctx, in, models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack})
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
+		return exitInvalid
+	}
+	best := mappingOf(in, "optimized", res.Best.Allocation)
+	if *out != "" {
+		if err := writeOutput(e, *out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if *mappingOut != "" {
+		if err := writeOutput(e, *mappingOut, func(w io.Writer) error { return writeJSON(w, best) }); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	err = writeOutput(e, "", func(w io.Writer) error {
+		if *format == "json" {
+			type cand struct {
+				Name       string              `json:"name"`
+				Score      float64             `json:"score"`
+				Robustness float64             `json:"robustness"`
+				PAll       float64             `json:"p_all_by_beta"`
+				Makespan   any                 `json:"expected_makespan"`
+				Allocation map[string][]string `json:"allocation"`
+			}
+			mk := func(c models.Candidate) cand {
+				return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), mappingOf(in, c.Name, c.Allocation).Allocation}
+			}
+			var hs []cand
+			for _, h := range res.Heuristics {
+				hs = append(hs, mk(h))
+			}
+			return writeJSON(w, map[string]any{"beta": *beta, "objective": *objective, "heuristics": hs, "best": mk(res.Best),
+				"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "seconds": res.Elapsed.Seconds()})
+		}
+		fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", *beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[*objective])
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "mapping\trobustness\tP(all <= beta)\tE[makespan]")
+		for _, c := range append(append([]models.Candidate{}, res.Heuristics...), res.Best) {
+			fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "\nstopped: %s after %.1f s (%d moves, %.0f per second; %d machine solves)\n", res.Stopped, res.Elapsed.Seconds(), res.Moves, float64(res.Moves)/res.Elapsed.Seconds(), res.Evaluations)
+		fmt.Fprintln(w, "best mapping:")
+		for _, m := range in.Machines {
+			fmt.Fprintf(w, "  %s: %v\n", m, best.Allocation[m])
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// mappingOf names an allocation's applications and machines.
+func mappingOf(in *models.Instance, name string, alloc [][]int) models.Mapping {
+	m := models.Mapping{Name: name, Allocation: map[string][]string{}}
+	for j, apps := range alloc {
+		names := make([]string, 0, len(apps))
+		for _, a := range apps {
+			names = append(names, in.Apps[a])
+		}
+		m.Allocation[in.Machines[j]] = names
+	}
+	return m
+}

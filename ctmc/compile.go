@@ -61,8 +61,11 @@ const TauAction = 0
 type Component struct {
 	Name   string   // the definition the component starts from ("M1")
 	States []string // local derivative names; the initial one is States[0]
-	// trans[s] are the activities enabled in local state s.
+	// trans[s] are the activities enabled in local state s; prov[s][i] the
+	// prefixes of the model that trans[s][i] comes from (several when a
+	// race to one target was merged), for sensitivities.
 	trans [][]localTrans
+	prov  [][][]*lang.Prefix
 }
 
 type localTrans struct {
@@ -125,6 +128,9 @@ type LocalTransition struct {
 	Passive bool
 	Rate    float64 // rate, or passive weight
 	Target  int     // leaf-local target state
+	// Prefixes are the model's activities it comes from (nil for an
+	// aggregated array): its rate is the sum of theirs.
+	Prefixes []*lang.Prefix
 }
 
 // Transitions lists the activities of the leaf in local state s.
@@ -132,6 +138,9 @@ func (l *Leaf) Transitions(s int) []LocalTransition {
 	out := make([]LocalTransition, len(l.trans[s]))
 	for i, t := range l.trans[s] {
 		out[i] = LocalTransition{Action: t.action, Passive: t.passive, Rate: t.rate, Target: int(t.target)}
+		if l.Counts == nil {
+			out[i].Prefixes = l.Comp.prov[s][i]
+		}
 	}
 	return out
 }
@@ -358,6 +367,7 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 	visit(p)
 	for k := 0; k < len(queue); k++ {
 		var out []localTrans
+		var prov [][]*lang.Prefix
 		var add func(t lang.Process)
 		add = func(t lang.Process) {
 			switch u := t.(type) {
@@ -368,10 +378,12 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 					// The race (a, r).X + (a, s).X is one activity at r + s.
 					if out[i].action == tr.action && out[i].target == tr.target && out[i].passive == tr.passive {
 						out[i].rate += tr.rate
+						prov[i] = append(prov[i], u)
 						return
 					}
 				}
 				out = append(out, tr)
+				prov = append(prov, []*lang.Prefix{u})
 			case *lang.Choice:
 				for _, a := range u.Alts {
 					add(a)
@@ -384,6 +396,7 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 		}
 		add(queue[k])
 		comp.trans = append(comp.trans, out)
+		comp.prov = append(comp.prov, prov)
 	}
 	c.comps[key] = comp
 	return comp

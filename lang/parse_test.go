@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,29 @@ func TestExamplesParse(t *testing.T) {
 				t.Fatalf("%v", diags.Err())
 			}
 		})
+	}
+}
+
+func TestPrefixRateDerivative(t *testing.T) {
+	m, diags := Load("t.pepa", []byte("a = 2; b = 3 * a; P = (x, a * b / (1 + a)).P + (y, infty).P; Q = (y, 1).Q; P <y> Q"))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	var pre *Prefix
+	walkProc(m.Procs["P"].Decl.Body, func(p Process) {
+		if q, ok := p.(*Prefix); ok && q.Action.Name == "x" {
+			pre = q
+		}
+	})
+	// rate = a * 3a / (1 + a) = 3a^2/(1+a): d/da = (6a(1+a) - 3a^2)/(1+a)^2 = 36/9 - 12/9 = 24/9 at a = 2
+	// (b follows a); d/db with a fixed = a/(1+a) = 2/3.
+	if d := m.PrefixRateDerivative(pre, "a"); math.Abs(d-24.0/9) > 1e-14 {
+		t.Errorf("d/da = %g, want %g", d, 24.0/9)
+	}
+	if d := m.PrefixRateDerivative(pre, "b"); math.Abs(d-2.0/3) > 1e-14 {
+		t.Errorf("d/db = %g, want %g", d, 2.0/3)
+	}
+	if names := m.PrefixRateNames(pre); len(names) != 2 || names[0] != "a" || names[1] != "b" {
+		t.Errorf("names %v", names)
 	}
 }

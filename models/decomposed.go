@@ -116,6 +116,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 				pr.Alpha = alpha
 			}
 		}
+		mr.alpha = pr.Alpha
 		rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", m.Name, err)

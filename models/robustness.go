@@ -52,7 +52,10 @@ type MachineResult struct {
 	Quantile     float64 // the Options.Quantile quantile of F
 	Note         string
 	dist         *passage.Result
-	maxRest      float64 // largest mean remaining time over reachable states
+	maxRest      float64   // largest mean remaining time over reachable states
+	alpha        []float64 // the passage's start distribution
+	// Sensitivity is set by Sensitivities.
+	Sensitivity *Sensitivity
 }
 
 // CDF is the machine's finishing-time distribution function (nil result

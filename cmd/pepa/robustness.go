@@ -32,6 +32,8 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
 	flat := fs.Bool("flat", false, "solve the whole product chain even where the machines are independent")
+	sensitivity := fs.Bool("sensitivity", false, "add per machine the derivative of P(F <= beta) with respect to each rate, and its robustness radius (independent machines, initial semantics)")
+	level := fs.Float64("level", 0.9, "with --sensitivity: the probability level of the robustness radius")
 	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
@@ -53,6 +55,10 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "robustness", "--epsilon must be in (0, 0.1)")
 	case len(files) == 0:
 		return usageError(e, "robustness", "no model file given")
+	case *sensitivity && (*sem != "initial" || *flat):
+		return usageError(e, "robustness", "--sensitivity works with --semantics initial on the decomposed path (not --flat)")
+	case !(*level > 0 && *level < 1):
+		return usageError(e, "robustness", "--level must be in (0, 1)")
 	}
 	plotFormat := ""
 	if *plotPath != "" {
@@ -94,8 +100,15 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			r, err = models.AnalyzeParts(ctx, s, parts, mopt)
 			if err == nil {
 				r.Why = fmt.Sprintf("%d independent parts, each solved on its own chain", len(parts))
+				if *sensitivity {
+					err = models.Sensitivities(m, s, parts, r, *level)
+				}
 			}
 		} else {
+			if *sensitivity {
+				fmt.Fprintf(e.stderr, "%s: error: --sensitivity needs independent machines: %s\n", displayName(name), why)
+				return exitInvalid
+			}
 			c, code := deriveStructure(ctx, e, "robustness", name, s, &o)
 			if code >= 0 {
 				return code
@@ -206,6 +219,14 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 			mj["availability"] = m.Availability
 			mj["slowdown"] = m.Slowdown
 		}
+		if sv := m.Sensitivity; sv != nil {
+			var rates []map[string]any
+			for _, rs := range sv.Rates {
+				rates = append(rates, map[string]any{"rate": rs.Rate, "value": rs.Value, "derivative": rs.Derivative,
+					"elasticity": rs.Elasticity, "application": rs.Application})
+			}
+			mj["sensitivity"] = map[string]any{"radius": jsonFloat(sv.Radius), "level": sv.Level, "rates": rates}
+		}
 		ms = append(ms, mj)
 	}
 	out := map[string]any{
@@ -257,6 +278,60 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
 	fmt.Fprintf(w, "P(max_j F_j <= %g):              %.10f  (%s)\n", r.Beta, r.PAllByBeta, r.Joint)
 	fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %.6f  (error <= %.2g)\n", r.ExpectedMakespan, r.MakespanError)
+	return textSensitivity(w, r)
+}
+
+// textSensitivity prints the sensitivities, the bottleneck machine and the
+// application whose slowdown costs the most.
+func textSensitivity(w io.Writer, r *models.Ranked) error {
+	var bottleneck *models.MachineResult
+	var worst models.RateSensitivity
+	var worstMachine string
+	apps := map[string]float64{} // application -> elasticity summed over its rates
+	appMachine := map[string]string{}
+	any := false
+	for i := range r.Machines {
+		m := &r.Machines[i]
+		sv := m.Sensitivity
+		if sv == nil {
+			continue
+		}
+		if !any {
+			fmt.Fprintf(w, "\nsensitivity: dP(F <= %g)/d rate per machine; the radius is the uniform slowdown of all\n", r.Beta)
+			fmt.Fprintf(w, "the machine's rates at which P(F <= %g) falls to %g\n\n", r.Beta, sv.Level)
+			any = true
+		}
+		if bottleneck == nil || sv.Radius < bottleneck.Sensitivity.Radius {
+			bottleneck = m
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s\tradius %.4f\trate\tvalue\tdP/drate\telasticity\tapplication\t\n", m.Name, sv.Radius)
+		for _, rs := range sv.Rates {
+			fmt.Fprintf(tw, "\t\t%s\t%.6g\t%.6g\t%.6g\t%s\t\n", rs.Rate, rs.Value, rs.Derivative, rs.Elasticity, rs.Application)
+			if rs.Application != "" {
+				apps[rs.Application] += rs.Elasticity
+				appMachine[rs.Application] = m.Name
+			}
+			if worstMachine == "" || rs.Elasticity > worst.Elasticity {
+				worst, worstMachine = rs, m.Name
+			}
+		}
+		tw.Flush()
+	}
+	if !any {
+		return nil
+	}
+	fmt.Fprintf(w, "\nbottleneck machine: %s (radius %.4f, P(F <= %g) = %.6f)\n", bottleneck.Name, bottleneck.Sensitivity.Radius, r.Beta, bottleneck.PByBeta)
+	costliest, cost := "", math.Inf(-1)
+	for a, el := range apps {
+		if el > cost || (el == cost && a < costliest) {
+			costliest, cost = a, el
+		}
+	}
+	if costliest != "" {
+		fmt.Fprintf(w, "costliest application: %s on %s: slowing its rates by 1%% lowers P(F_%s <= %g) by %.3g\n",
+			costliest, appMachine[costliest], appMachine[costliest], r.Beta, cost/100)
+	}
 	return nil
 }
 

@@ -250,3 +250,18 @@ func TestOptimizeVerb(t *testing.T) {
 		t.Errorf("missing --beta: exit %d", code)
 	}
 }
+
+func TestSensitivityFlag(t *testing.T) {
+	model := "../../testdata/mapping-a.pepa"
+	code, out, stderr := runPepa(t, "", "robustness", "--beta", "30", "--sensitivity", model)
+	if code != exitOK || !strings.Contains(out, "bottleneck machine:") || !strings.Contains(out, "costliest application:") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	code, out, _ = runPepa(t, "", "robustness", "--beta", "30", "--sensitivity", "--format", "json", model)
+	if code != exitOK || !strings.Contains(out, `"radius"`) || !strings.Contains(out, `"derivative"`) {
+		t.Fatalf("json: exit %d\n%s", code, out)
+	}
+	if code, _, _ := runPepa(t, "", "robustness", "--beta", "30", "--sensitivity", "--flat", model); code != exitUsage {
+		t.Errorf("--sensitivity --flat: exit %d", code)
+	}
+}

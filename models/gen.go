@@ -1,6 +1,7 @@
 package models
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -252,4 +253,32 @@ func (in *Instance) appNames(idx []int) []string {
 		out[i] = in.Apps[k-1]
 	}
 	return out
+}
+
+// WriteSpec writes a specification with every value resolved (uniform
+// ranges drawn) and the given mappings: gen on it writes the same models.
+func (in *Instance) WriteSpec(w io.Writer, mappings ...Mapping) error {
+	owners := map[string]*Owner{}
+	for j, o := range in.Owners {
+		if o != nil {
+			owners[in.Machines[j]] = o
+		}
+	}
+	spec := map[string]any{
+		"applications": in.Apps,
+		"machines":     in.Machines,
+		"etc":          in.ETC,
+		"workload":     map[string]any{"nominal": in.Workload, "perturbed": in.WorkloadP},
+		"availability": map[string]any{"nominal": in.Avail, "perturbed": in.AvailP},
+		"mappings":     mappings,
+	}
+	if len(owners) > 0 {
+		spec["owners"] = owners
+	}
+	if in.Phases > 1 {
+		spec["work"] = Work{Phases: in.Phases}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(spec)
 }

@@ -165,3 +165,26 @@ func TestExampleSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSpecRoundTrip: a written specification generates the same model.
+func TestWriteSpecRoundTrip(t *testing.T) {
+	for _, f := range []string{"../testdata/spec-example.json", "../testdata/spec-owners.json"} {
+		in, err := LoadSpec(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var spec, a, b bytes.Buffer
+		if err := in.WriteSpec(&spec, in.Mappings[0]); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseSpec(f, spec.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", f, err, spec.String())
+		}
+		in.Generate(&a, in.Mappings[0])
+		back.Generate(&b, back.Mappings[0])
+		if a.String() != b.String() {
+			t.Errorf("%s: the written specification generates another model", f)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	seed := fs.Uint64("seed", 1, "seed of the search order (same seed, same search)")
 	slack := fs.Float64("makespan-slack", -1, "keep the expected makespan within (1 + `S`) times the fastest heuristic's (negative: no constraint)")
 	out := fs.String("o", "", "write the best mapping as a PEPA model to `FILE`")
-	mappingOut := fs.String("mapping-out", "", "write the best mapping as a specification mapping (JSON) to `FILE`")
+	mappingOut := fs.String("mapping-out", "", "write a specification of the best mapping (values resolved) to `FILE`")
 	format := fs.String("format", "text", "output format: text or json")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
@@ -77,7 +77,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	if *mappingOut != "" {
-		if err := writeOutput(e, *mappingOut, func(w io.Writer) error { return writeJSON(w, best) }); err != nil {
+		if err := writeOutput(e, *mappingOut, func(w io.Writer) error { return in.WriteSpec(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}

@@ -32,20 +32,9 @@ The specification format is documented, field by field, in testdata/spec-example
 	if *dir != "" && (*out != "" || *mapping != "") {
 		return usageError(e, "gen", "--dir writes every mapping; it cannot be combined with -o or --mapping")
 	}
-	in, err := models.LoadSpec(files[0])
-	if err != nil {
-		var se models.SpecErrors
-		if errors.As(err, &se) {
-			for _, x := range se {
-				fmt.Fprintln(e.stderr, x.Error())
-			}
-			return exitInvalid
-		}
-		fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
-		if os.IsNotExist(err) {
-			return exitUsage
-		}
-		return exitInvalid
+	in, code := loadSpec(e, "gen", files[0])
+	if code >= 0 {
+		return code
 	}
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
@@ -74,4 +63,25 @@ The specification format is documented, field by field, in testdata/spec-example
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// loadSpec reads and validates a mapping specification, printing its
+// problems; it returns a non-negative exit code on failure.
+func loadSpec(e *env, verb, path string) (*models.Instance, int) {
+	in, err := models.LoadSpec(path)
+	if err == nil {
+		return in, -1
+	}
+	var se models.SpecErrors
+	if errors.As(err, &se) {
+		for _, x := range se {
+			fmt.Fprintln(e.stderr, x.Error())
+		}
+		return nil, exitInvalid
+	}
+	fmt.Fprintf(e.stderr, "pepa %s: %v\n", verb, err)
+	if os.IsNotExist(err) {
+		return nil, exitUsage
+	}
+	return nil, exitInvalid
 }

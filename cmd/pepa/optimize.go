@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -46,20 +44,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	case *format != "text" && *format != "json":
 		return usageError(e, "optimize", "--format must be text or json")
 	}
-	in, err := models.LoadSpec(files[0])
-	if err != nil {
-		var se models.SpecErrors
-		if errors.As(err, &se) {
-			for _, x := range se {
-				fmt.Fprintln(e.stderr, x.Error())
-			}
-			return exitInvalid
-		}
-		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
-		if os.IsNotExist(err) {
-			return exitUsage
-		}
-		return exitInvalid
+	in, code := loadSpec(e, "optimize", files[0])
+	if code >= 0 {
+		return code
 	}
 	res, err := models.Optimize(ctx, in, models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack})
 	if err != nil {

@@ -1,14 +1,9 @@
 package models
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"testing"
-
-	"pepa/ctmc"
-	"pepa/internal/testchain"
-	"pepa/lang"
 )
 
 // TestMachineChainMatchesModel: the chains optimize builds directly give
@@ -21,24 +16,8 @@ func TestMachineChainMatchesModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range in.Mappings {
-			var b bytes.Buffer
-			if err := in.Generate(&b, m); err != nil {
-				t.Fatal(err)
-			}
-			f, _ := lang.Parse("m.pepa", b.Bytes())
-			pragmas, err := ReadPragmas(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := testchain.Structure(t, b.String())
-			parts, err := ctmc.Decompose(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := AnalyzeParts(context.Background(), s, parts, Options{Beta: 20, Pragmas: pragmas})
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, pragmas := generate(t, in, m)
+			res := analyzeDecomposed(t, src, Options{Beta: 20, Pragmas: pragmas})
 			for _, mr := range res.Machines {
 				j := indexOf(in.Machines, mr.Name)
 				var apps []int

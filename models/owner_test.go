@@ -1,7 +1,6 @@
 package models
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -11,9 +10,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
-	"pepa/ctmc"
 	"pepa/internal/testchain"
-	"pepa/lang"
 )
 
 // ownerMachine generates, solves (decomposed and flat) and returns the one
@@ -27,29 +24,10 @@ func ownerMachine(t *testing.T, w float64, owner string, phases int) (MachineRes
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := in.Generate(&b, in.Mappings[0]); err != nil {
-		t.Fatal(err)
-	}
-	f, diags := lang.Parse("m.pepa", b.Bytes())
-	if diags.HasErrors() {
-		t.Fatal(diags.Err())
-	}
-	pragmas, err := ReadPragmas(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := testchain.Structure(t, b.String())
-	parts, err := ctmc.Decompose(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, pragmas := generate(t, in, in.Mappings[0])
 	opt := Options{Beta: w, Pragmas: pragmas, Epsilon: 1e-13}
-	dec, err := AnalyzeParts(context.Background(), s, parts, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	flat, err := Analyze(context.Background(), testchain.Chain(t, b.String()), opt)
+	dec := analyzeDecomposed(t, src, opt)
+	flat, err := Analyze(context.Background(), testchain.Chain(t, src), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

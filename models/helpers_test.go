@@ -1,0 +1,44 @@
+package models
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/internal/testchain"
+	"pepa/lang"
+)
+
+// generate writes the model of a mapping and reads back its pragmas.
+func generate(t *testing.T, in *Instance, m Mapping) (string, *Pragmas) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := in.Generate(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	f, diags := lang.Parse("m.pepa", b.Bytes())
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	pragmas, err := ReadPragmas(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), pragmas
+}
+
+// analyzeDecomposed analyses a model on its independent parts.
+func analyzeDecomposed(t *testing.T, src string, opt Options) *Result {
+	t.Helper()
+	s := testchain.Structure(t, src)
+	parts, err := ctmc.Decompose(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := AnalyzeParts(context.Background(), s, parts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

@@ -19,10 +19,10 @@ func TestMachineChainMatchesModel(t *testing.T) {
 			src, pragmas := generate(t, in, m)
 			res := analyzeDecomposed(t, src, Options{Beta: 20, Pragmas: pragmas})
 			for _, mr := range res.Machines {
-				j := indexOf(in.Machines, mr.Name)
+				j := indexOfName(in.Machines, mr.Name)
 				var apps []int
 				for _, a := range m.Allocation[mr.Name] {
-					apps = append(apps, indexOf(in.Apps, a))
+					apps = append(apps, indexOfName(in.Apps, a))
 				}
 				got, err := in.machineFinish(context.Background(), j, apps, 20, 1e-10, true)
 				if err != nil {
@@ -34,13 +34,4 @@ func TestMachineChainMatchesModel(t *testing.T) {
 			}
 		}
 	}
-}
-
-func indexOf(list []string, x string) int {
-	for i, y := range list {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }

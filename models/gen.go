@@ -120,110 +120,154 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 // no owner job; a stationary start is recorded in a //pepa:initial comment
 // that pepa robustness applies, and the owner in a //pepa:owner comment.
 func (in *Instance) writeCombined(b *strings.Builder, mach string, apps []int, o *Owner) {
-	k := in.Phases
-	type stage struct {
-		app  int
-		last bool // the application's last phase
+	j := indexOfName(in.Machines, mach)
+	idx := make([]int, len(apps))
+	for i, a := range apps {
+		idx[i] = a - 1
 	}
-	var stages []stage
-	for _, a := range apps {
-		for h := 1; h <= k; h++ {
-			stages = append(stages, stage{a, h == k})
-		}
-	}
-	machineIndex := 0
-	for j, m := range in.Machines {
-		if m == mach {
-			machineIndex = j
-		}
-	}
-	paths := []string{"r", "p"}
-	if in.singlePath(in.appNames(apps), machineIndex) {
-		paths = paths[:1]
-	}
-	capacity := 0
 	if o != nil {
-		capacity = o.Capacity
 		fmt.Fprintf(b, "//pepa:owner %s arrival=%s service=%s capacity=%d discipline=%s start=%s\n",
 			mach, num(o.Arrival), num(o.Service), o.Capacity, o.Discipline, o.Start)
 		if o.Start == "stationary" {
 			var parts []string
 			for n, p := range o.Stationary() {
-				parts = append(parts, fmt.Sprintf("%s=%s", combinedName(mach, "", 0, n), num(p)))
+				parts = append(parts, fmt.Sprintf("%s=%s", combinedName(mach, machinePos{path: -1, n: n}), num(p)))
 			}
 			fmt.Fprintf(b, "//pepa:initial %s %s\n", mach, strings.Join(parts, " "))
 		}
 		fmt.Fprintf(b, "lo_%s = %s; mo_%s = %s;\n", mach, num(o.Arrival), mach, num(o.Service))
 	}
-	rateExpr := func(path string, st stage, n int) string {
-		e := fmt.Sprintf("%s%d", path, st.app)
-		if k > 1 {
-			e = fmt.Sprintf("%d * %s", k, e)
-		}
-		if o != nil && o.Discipline == "sharing" && n > 0 {
-			e = fmt.Sprintf("%s / %d", e, n+1)
-		}
-		return e
-	}
-	for n := 0; n <= capacity; n++ {
-		// The start of a cycle, then every stage done on every path.
-		type pos struct {
-			path string
-			done int
-		}
-		positions := []pos{{"", 0}}
-		for _, path := range paths {
-			for d := 1; d < len(stages); d++ {
-				positions = append(positions, pos{path, d})
+	sharing := o != nil && o.Discipline == "sharing"
+	in.machineMoves(j, idx, func(from machinePos, moves []machineMove) {
+		alts := make([]string, len(moves))
+		for i, mv := range moves {
+			var act, rate string
+			switch mv.kind {
+			case moveWork:
+				act = "phase_" + mach
+				if mv.completes {
+					act = fmt.Sprintf("compute%d", mv.app+1)
+				}
+				rate = fmt.Sprintf("%s%d", "rp"[mv.path:mv.path+1], mv.app+1)
+				if in.Phases > 1 {
+					rate = fmt.Sprintf("%d * %s", in.Phases, rate)
+				}
+				if sharing && from.n > 0 {
+					rate = fmt.Sprintf("%s / %d", rate, from.n+1)
+				}
+			case moveArrive:
+				act, rate = "arrive_"+mach, "lo_"+mach
+			case moveLeave:
+				act, rate = "leave_"+mach, "mo_"+mach
+				if sharing {
+					rate = fmt.Sprintf("mo_%s * %d / %d", mach, from.n, from.n+1)
+				}
 			}
+			alts[i] = fmt.Sprintf("(%s, %s).%s", act, rate, combinedName(mach, mv.to))
 		}
+		fmt.Fprintf(b, "%s = %s;\n", combinedName(mach, from), strings.Join(alts, " + "))
+	})
+}
+
+// A combined machine's state: the cycle's start (path -1), or done of its
+// stages (Erlang phases of its applications in order) completed on the
+// ideal (path 0) or perturbed (path 1) path; and n owner jobs present.
+type machinePos struct{ path, done, n int }
+
+type moveKind int
+
+const (
+	moveWork moveKind = iota
+	moveArrive
+	moveLeave
+)
+
+// machineMove is one activity of a combined machine.
+type machineMove struct {
+	kind      moveKind
+	to        machinePos
+	path, app int  // for work: the path and the application (index) of the phase
+	completes bool // the phase completes its application (its compute action)
+	closes    bool // ... and the cycle
+}
+
+// machineMoves enumerates a combined machine's states, in a fixed order
+// (owner jobs outer, the start first, then each path's stages), with their
+// activities: the single description behind both the PEPA that gen writes
+// (writeCombined) and the chains optimize solves (machineChain). The owner
+// is in.Owners[j] (nil: none); a nil owner's discipline reads as "".
+func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, moves []machineMove)) {
+	k := in.Phases
+	o := in.Owners[j]
+	if o == nil {
+		o = &Owner{}
+	}
+	var stages []int // the application each phase belongs to
+	for _, a := range apps {
+		for h := 0; h < k; h++ {
+			stages = append(stages, a)
+		}
+	}
+	paths := []int{0, 1}
+	if in.singlePath(in.appNamesOf(apps), j) {
+		paths = paths[:1]
+	}
+	positions := []machinePos{{path: -1}}
+	for _, path := range paths {
+		for d := 1; d < len(stages); d++ {
+			positions = append(positions, machinePos{path: path, done: d})
+		}
+	}
+	var moves []machineMove
+	for n := 0; n <= o.Capacity; n++ {
 		for _, p := range positions {
-			var alts []string
-			working := o == nil || n == 0 || o.Discipline == "sharing"
-			if working {
+			from := machinePos{p.path, p.done, n}
+			moves = moves[:0]
+			if o.Capacity == 0 || n == 0 || o.Discipline == "sharing" {
 				starts := paths
-				if p.path != "" {
-					starts = []string{p.path}
+				if p.path >= 0 {
+					starts = []int{p.path}
 				}
 				for _, path := range starts {
-					st := stages[p.done]
-					act := "phase_" + mach
-					if st.last {
-						act = fmt.Sprintf("compute%d", st.app)
-					}
-					next := combinedName(mach, path, p.done+1, n)
+					mv := machineMove{kind: moveWork, path: path, app: stages[p.done],
+						to: machinePos{path, p.done + 1, n}}
+					mv.completes = p.done+1 == len(stages) || stages[p.done+1] != stages[p.done]
 					if p.done+1 == len(stages) {
-						next = combinedName(mach, "", 0, n)
+						mv.closes, mv.to = true, machinePos{path: -1, n: n}
 					}
-					alts = append(alts, fmt.Sprintf("(%s, %s).%s", act, rateExpr(path, st, n), next))
+					moves = append(moves, mv)
 				}
 			}
-			if o != nil && n < capacity {
-				alts = append(alts, fmt.Sprintf("(arrive_%s, lo_%s).%s", mach, mach, combinedName(mach, p.path, p.done, n+1)))
+			if n < o.Capacity {
+				moves = append(moves, machineMove{kind: moveArrive, to: machinePos{p.path, p.done, n + 1}})
 			}
-			if o != nil && n > 0 {
-				// Under sharing the owner's n jobs get n/(n+1) of the processor.
-				rate := "mo_" + mach
-				if o.Discipline == "sharing" {
-					rate = fmt.Sprintf("mo_%s * %d / %d", mach, n, n+1)
-				}
-				alts = append(alts, fmt.Sprintf("(leave_%s, %s).%s", mach, rate, combinedName(mach, p.path, p.done, n-1)))
+			if n > 0 {
+				moves = append(moves, machineMove{kind: moveLeave, to: machinePos{p.path, p.done, n - 1}})
 			}
-			fmt.Fprintf(b, "%s = %s;\n", combinedName(mach, p.path, p.done, n), strings.Join(alts, " + "))
+			visit(from, moves)
 		}
 	}
+}
+
+func indexOfName(list []string, x string) int {
+	for i, y := range list {
+		if y == x {
+			return i
+		}
+	}
+	return -1
 }
 
 // combinedName names a state of a combined machine: M (start, no owner
 // job), M_r3 (3 stages done on the ideal path), M_p3_o2 (perturbed path, 2
 // owner jobs).
-func combinedName(mach, path string, done, n int) string {
+func combinedName(mach string, p machinePos) string {
 	name := mach
-	if path != "" {
-		name += fmt.Sprintf("_%s%d", path, done)
+	if p.path >= 0 {
+		name += fmt.Sprintf("_%s%d", "rp"[p.path:p.path+1], p.done)
 	}
-	if n > 0 {
-		name += fmt.Sprintf("_o%d", n)
+	if p.n > 0 {
+		name += fmt.Sprintf("_o%d", p.n)
 	}
 	return name
 }
@@ -247,10 +291,10 @@ func (in *Instance) singlePath(apps []string, j int) bool {
 	return true
 }
 
-func (in *Instance) appNames(idx []int) []string {
+func (in *Instance) appNamesOf(idx []int) []string {
 	out := make([]string, len(idx))
 	for i, k := range idx {
-		out[i] = in.Apps[k-1]
+		out[i] = in.Apps[k]
 	}
 	return out
 }

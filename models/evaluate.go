@@ -25,13 +25,13 @@ func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
 	k := float64(in.Phases)
 	o := in.Owners[j]
 	sharing := o != nil && o.Discipline == "sharing"
-	index := map[machinePos]int32{}
-	var order []machinePos
-	in.machineMoves(j, apps, func(from machinePos, _ []machineMove) {
-		index[from] = int32(len(order))
-		order = append(order, from)
-	})
-	c := &ctmc.Chain{S: &ctmc.Structure{Actions: machineActions}, N: len(order), RowPtr: []int64{0}}
+	npaths, nstages := in.machinePaths(j, apps), len(apps)*in.Phases
+	capacity := 0
+	if o != nil {
+		capacity = o.Capacity
+	}
+	index := func(p machinePos) int32 { return posIndex(p, npaths, nstages) }
+	c := &ctmc.Chain{S: &ctmc.Structure{Actions: machineActions}, N: (1 + npaths*(nstages-1)) * (capacity + 1), RowPtr: []int64{0}}
 	in.machineMoves(j, apps, func(from machinePos, moves []machineMove) {
 		for _, mv := range moves {
 			var rate float64
@@ -58,7 +58,7 @@ func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
 					rate *= float64(from.n) / float64(from.n+1)
 				}
 			}
-			c.Col = append(c.Col, index[mv.to])
+			c.Col = append(c.Col, index(mv.to))
 			c.Rate = append(c.Rate, rate)
 			c.Act = append(c.Act, act)
 		}
@@ -67,7 +67,7 @@ func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
 	alpha := make([]float64, c.N)
 	if o != nil && o.Start == "stationary" {
 		for n, x := range o.Stationary() {
-			alpha[index[machinePos{path: -1, n: n}]] = x
+			alpha[index(machinePos{path: -1, n: n})] = x
 		}
 	} else {
 		alpha[0] = 1

@@ -59,7 +59,7 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 	for i, a := range in.Apps {
 		j := machineOf[a]
 		r, p := in.Rates(i, j)
-		if in.singlePath(m.Allocation[in.Machines[j]], j) {
+		if in.singlePath(in.appIndices(m.Allocation[in.Machines[j]]), j) {
 			fmt.Fprintf(&b, "r%d = %s;\n", i+1, num(r))
 			continue
 		}
@@ -208,10 +208,7 @@ func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, 
 			stages = append(stages, a)
 		}
 	}
-	paths := []int{0, 1}
-	if in.singlePath(in.appNamesOf(apps), j) {
-		paths = paths[:1]
-	}
+	paths := []int{0, 1}[:in.machinePaths(j, apps)]
 	positions := []machinePos{{path: -1}}
 	for _, path := range paths {
 		for d := 1; d < len(stages); d++ {
@@ -249,6 +246,25 @@ func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, 
 	}
 }
 
+// machinePaths is 1 when only the ideal path is written (singlePath), else 2.
+func (in *Instance) machinePaths(j int, apps []int) int {
+	if in.singlePath(apps, j) {
+		return 1
+	}
+	return 2
+}
+
+// posIndex numbers the states of a combined machine in machineMoves' order,
+// for npaths paths through nstages stages.
+func posIndex(p machinePos, npaths, nstages int) int32 {
+	npos := 1 + npaths*(nstages-1)
+	i := 0
+	if p.path >= 0 {
+		i = 1 + p.path*(nstages-1) + p.done - 1
+	}
+	return int32(p.n*npos + i)
+}
+
 func indexOfName(list []string, x string) int {
 	for i, y := range list {
 		if y == x {
@@ -274,27 +290,24 @@ func combinedName(mach string, p machinePos) string {
 
 // singlePath reports whether machine j is written with the ideal path only:
 // it is a combined machine (owner or work phases) and its applications'
-// perturbed rates equal their ideal ones.
-func (in *Instance) singlePath(apps []string, j int) bool {
+// (indices) perturbed rates equal their ideal ones.
+func (in *Instance) singlePath(apps []int, j int) bool {
 	if in.Owners[j] == nil && in.Phases == 1 {
 		return false
 	}
 	for _, a := range apps {
-		for i, name := range in.Apps {
-			if name == a {
-				if r, p := in.Rates(i, j); r != p {
-					return false
-				}
-			}
+		if r, p := in.Rates(a, j); r != p {
+			return false
 		}
 	}
 	return true
 }
 
-func (in *Instance) appNamesOf(idx []int) []string {
-	out := make([]string, len(idx))
-	for i, k := range idx {
-		out[i] = in.Apps[k]
+// appIndices turns application names into indices.
+func (in *Instance) appIndices(names []string) []int {
+	out := make([]int, len(names))
+	for i, n := range names {
+		out[i] = indexOfName(in.Apps, n)
 	}
 	return out
 }

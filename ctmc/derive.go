@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -65,14 +66,20 @@ type DeriveOptions struct {
 var ErrTooManyStates = errors.New("state limit exceeded")
 
 // Derive explores the state space of s breadth-first from the initial state.
-// It obeys ctx (checked every few thousand states).
+// It obeys ctx (checked every chunk of states).
+//
+// States are taken in chunks of consecutive indices. The transitions of a
+// chunk's states are computed on all cores (each worker with its own copy of
+// the evaluation tree): targets already numbered are looked up, rows merged,
+// new targets kept as packed states. Then one goroutine walks the chunk in
+// state order, numbers the new targets and appends the rows. Numbering is
+// therefore exactly the single-threaded breadth-first one, whatever the
+// number of cores.
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
 	w := s.Words
-	root := s.exploreRoot()
 	c := &Chain{S: s}
 	set := newIndex(s, opt.MaxStates)
 	direct, _ := set.(*directIndex)
-	var touched int32
 
 	// Growing the transition arrays by append copies them several times
 	// over, and on this kind of machine touching fresh pages is as costly
@@ -90,104 +97,227 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		rowPtr = make([]int64, 0, est.states+1)
 	}
 	rowPtr = append(rowPtr, 0)
-	init := make([]uint64, w) // every leaf starts in local state 0
-	c.States = append(c.States, init...)
+	c.States = append(c.States, make([]uint64, w)...) // every leaf starts in local state 0
 	set.insert(c.States, 0, 0)
-	var rowCol, rowAct []int32
-	var rowRate []float64
 
-	out := &tlist{w: w}
-	cur := make([]uint64, w)
-	target := make([]uint64, w)
-	var e evalError
+	workers := s.explorers(runtime.GOMAXPROCS(0))
 	start := time.Now()
 	lastReport := start
-	total := int64(0)
-	for i := 0; i < len(c.States)/w; i++ {
-		if i&4095 == 0 {
-			if err := ctx.Err(); err != nil {
+	var wg sync.WaitGroup
+	for next := 0; next < len(c.States)/w; {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if opt.Progress != nil {
+			if now := time.Now(); now.Sub(lastReport) > 500*time.Millisecond {
+				opt.Progress(len(c.States)/w, now.Sub(start))
+				lastReport = now
+			}
+		}
+		hi := min(len(c.States)/w, next+deriveChunk)
+		// Split the chunk among the workers; a short chunk (the first few
+		// breadth-first levels) is not worth a goroutine.
+		used := min(len(workers), max(1, (hi-next)/minStatesPerWorker))
+		per := (hi - next + used - 1) / used
+		states := c.States
+		for k := 0; k < used; k++ {
+			lo, end := next+k*per, min(hi, next+(k+1)*per)
+			x := workers[k]
+			if k == used-1 {
+				x.expand(states, set, direct, lo, end)
+				break
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				x.expand(states, set, direct, lo, end)
+			}()
+		}
+		wg.Wait()
+		for k := 0; k < used; k++ {
+			if err := workers[k].commit(c, set, &rowPtr, est, opt.MaxStates); err != nil {
 				return nil, err
 			}
-			if opt.Progress != nil {
-				if now := time.Now(); now.Sub(lastReport) > 500*time.Millisecond {
-					opt.Progress(len(c.States)/w, now.Sub(start))
-					lastReport = now
-				}
-			}
 		}
-		copy(cur, c.States[i*w:(i+1)*w])
+		next = hi
+	}
+	c.N = len(c.States) / w
+	c.RowPtr = rowPtr
+	return c, nil
+}
+
+// deriveChunk is the number of states expanded in parallel before they are
+// numbered; minStatesPerWorker the fewest a worker is given.
+const (
+	deriveChunk        = 1 << 14
+	minStatesPerWorker = 512
+)
+
+// explorer expands runs of states for Derive: its own evaluation tree and
+// buffers, and the rows of its last run.
+type explorer struct {
+	s      *Structure
+	root   node
+	out    tlist
+	target []uint64
+	touch  int32 // sink of the prefetching loads
+
+	lo, hi int // the states of the run
+	rows   rowBuffer
+}
+
+// rowBuffer holds the merged transitions of a run of states: per state
+// their number; per transition its target's index, or -1 with the target's
+// packed state and mixed-radix number when it was not numbered yet.
+type rowBuffer struct {
+	count []int32
+	idx   []int32
+	act   []int32
+	rate  []float64
+	radix []int64
+	tgt   []uint64 // Words per transition
+	// The first error of the run: its state, how many of its transitions
+	// come before it, and the message (the state's name is added by commit).
+	errState int
+	errAfter int
+	errMsg   func(c *Chain) error
+}
+
+// explorers returns n explorers, the first on the structure's own tree.
+func (s *Structure) explorers(n int) []*explorer {
+	root := s.exploreRoot()
+	out := make([]*explorer, max(n, 1))
+	for k := range out {
+		r := root
+		if k > 0 {
+			r = cloneTree(root, s.Words)
+		}
+		out[k] = &explorer{s: s, root: r, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
+	}
+	return out
+}
+
+// expand computes the merged transitions of states lo..hi-1. It only reads
+// states and the index, so several explorers can run at once.
+func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, lo, hi int) {
+	s, w := x.s, x.s.Words
+	x.lo, x.hi = lo, hi
+	b := &x.rows
+	b.count, b.idx, b.act, b.rate, b.radix, b.tgt = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.radix[:0], b.tgt[:0]
+	b.errState, b.errMsg = -1, nil
+	out, target := &x.out, x.target
+	var e evalError
+	for i := lo; i < hi; i++ {
+		cur := states[i*w : (i+1)*w]
 		curRadix := s.radix(cur)
 		out.reset()
-		root.eval(cur, out, &e)
+		x.root.eval(cur, out, &e)
+		rowStart := len(b.idx)
 		if e.mixed {
-			return nil, fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined",
-				i, c.StateString(i), s.Actions[e.action])
+			a := e.action
+			b.errState, b.errAfter = i, 0
+			b.errMsg = func(c *Chain) error {
+				return fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined",
+					i, c.StateString(i), s.Actions[a])
+			}
+			b.count = append(b.count, 0)
+			return
 		}
-		rowCol, rowRate, rowAct = rowCol[:0], rowRate[:0], rowAct[:0]
 		if direct != nil {
 			// Touch every target's slot first: independent loads that the
 			// processor overlaps, where the dependent loop below would
 			// wait for one cache miss at a time.
 			for _, d := range out.rdelta {
-				touched += direct.table[curRadix+d]
+				x.touch += direct.table[curRadix+d]
 			}
 		}
 	next:
 		for k := 0; k < out.len(); k++ {
 			if out.pas[k] {
-				return nil, fmt.Errorf("in state %d (%s): action %s is passive and never synchronised with an active partner",
-					i, c.StateString(i), s.Actions[out.act[k]])
+				a := out.act[k]
+				b.errState, b.errAfter = i, len(b.idx)-rowStart
+				b.errMsg = func(c *Chain) error {
+					return fmt.Errorf("in state %d (%s): action %s is passive and never synchronised with an active partner",
+						i, c.StateString(i), s.Actions[a])
+				}
+				b.count = append(b.count, int32(len(b.idx)-rowStart))
+				return
 			}
 			for j := 0; j < w; j++ {
 				target[j] = cur[j] + out.delta[k*w+j]
 			}
 			targetRadix := curRadix + out.rdelta[k]
-			idx := set.lookup(c.States, target, targetRadix)
-			if idx < 0 {
-				n := len(c.States) / w
-				if opt.MaxStates > 0 && n >= opt.MaxStates {
-					return nil, fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, opt.MaxStates)
-				}
-				if n >= math.MaxInt32-1 {
-					return nil, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
-				}
-				c.States = append(c.States, target...)
-				idx = int32(n)
-				set.insert(c.States, idx, targetRadix)
-			}
+			idx := set.lookup(states, target, targetRadix)
 			// Two activities with the same action and target are one
 			// transition of the chain (rows are short: a linear scan).
-			for r := range rowCol {
-				if rowCol[r] == idx && rowAct[r] == out.act[k] {
-					rowRate[r] += out.rate[k]
+			for r := rowStart; r < len(b.idx); r++ {
+				if b.act[r] != out.act[k] || b.idx[r] != idx {
+					continue
+				}
+				if idx >= 0 || equalWords(b.tgt[r*w:(r+1)*w], target) {
+					b.rate[r] += out.rate[k]
 					continue next
 				}
 			}
-			rowCol = append(rowCol, idx)
-			rowRate = append(rowRate, out.rate[k])
-			rowAct = append(rowAct, out.act[k])
+			b.idx = append(b.idx, idx)
+			b.act = append(b.act, out.act[k])
+			b.rate = append(b.rate, out.rate[k])
+			b.radix = append(b.radix, targetRadix)
+			b.tgt = append(b.tgt, target...)
 		}
-		if len(rowCol) == 0 {
+		b.count = append(b.count, int32(len(b.idx)-rowStart))
+	}
+}
+
+// commit numbers the new targets of the explorer's last run, in order, and
+// appends its rows to the chain.
+func (x *explorer) commit(c *Chain, set stateIndex, rowPtr *[]int64, est sizeEstimate, maxStates int) error {
+	w := x.s.Words
+	b := &x.rows
+	e := 0
+	for k, cnt := range b.count {
+		i := x.lo + k
+		n := int(cnt)
+		for r := e; r < e+n; r++ {
+			if b.idx[r] >= 0 {
+				continue
+			}
+			target := b.tgt[r*w : (r+1)*w]
+			idx := set.lookup(c.States, target, b.radix[r])
+			if idx < 0 {
+				n := len(c.States) / w
+				if maxStates > 0 && n >= maxStates {
+					return fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, maxStates)
+				}
+				if n >= math.MaxInt32-1 {
+					return fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
+				}
+				c.States = append(c.States, target...)
+				idx = int32(n)
+				set.insert(c.States, idx, b.radix[r])
+			}
+			b.idx[r] = idx
+		}
+		if i == b.errState {
+			return b.errMsg(c)
+		}
+		if n == 0 {
 			c.Deadlocks = append(c.Deadlocks, int32(i))
 		}
-		if cap(c.Col)-len(c.Col) < len(rowCol) {
-			hint := est.transitions(len(c.Col), i)
-			c.Col = grow(c.Col, len(rowCol), hint)
-			c.Rate = grow(c.Rate, len(rowCol), hint)
-			c.Act = grow(c.Act, len(rowCol), hint)
-		}
-		c.Col = append(c.Col, rowCol...)
-		c.Rate = append(c.Rate, rowRate...)
-		c.Act = append(c.Act, rowAct...)
-		total += int64(len(rowCol))
-		rowPtr = append(rowPtr, total)
+		e += n
+		*rowPtr = append(*rowPtr, int64(len(c.Col)+e))
 	}
-	c.N = len(c.States) / w
-	c.RowPtr = rowPtr
-	if touched == math.MinInt32 {
-		runtime.KeepAlive(touched) // keeps the prefetch loop from being optimised away
+	// The run's rows go in with one copy per array.
+	if cap(c.Col)-len(c.Col) < e {
+		hint := est.transitions(len(c.Col)+e, x.hi)
+		c.Col = grow(c.Col, e, hint)
+		c.Rate = grow(c.Rate, e, hint)
+		c.Act = grow(c.Act, e, hint)
 	}
-	return c, nil
+	c.Col = append(c.Col, b.idx[:e]...)
+	c.Rate = append(c.Rate, b.rate[:e]...)
+	c.Act = append(c.Act, b.act[:e]...)
+	return nil
 }
 
 // sizeEstimate predicts the size of a state space from the product of the
@@ -215,14 +345,21 @@ func newSizeEstimate(s *Structure, maxStates int) sizeEstimate {
 	return sizeEstimate{states: int(p)}
 }
 
-// transitions predicts the final number of transitions after have
-// transitions in the first done states; 0 if there is no prediction.
+// transitions is the capacity to reserve for the transitions after have
+// transitions in the first done states (0: no prediction). It is twice the
+// extrapolation: a reservation is address space, and only the part written
+// becomes resident, whereas a prediction that falls short costs a copy of
+// every transition so far (and early breadth-first states can have fewer
+// transitions than later ones).
 func (e sizeEstimate) transitions(have, done int) int {
 	if e.states == 0 || done < 1024 {
 		return 0
 	}
-	t := float64(have)/float64(done)*float64(e.states)*1.02 + 1024
+	t := 2*float64(have)/float64(done)*float64(e.states) + 4096
 	if t > maxReserveTransitions {
+		t = maxReserveTransitions
+	}
+	if int(t) < have {
 		return 0
 	}
 	return int(t)

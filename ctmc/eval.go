@@ -323,3 +323,34 @@ func constOf(n node, words int) node {
 	}
 	return c
 }
+
+// cloneTree copies a frozen tree for another goroutine: what evaluation
+// writes (a cooperation's buffers and the grouping of a side that is not
+// constant) is fresh; what it only reads (leaves, constant lists, the
+// grouping of a constant side, action tables) is shared.
+func cloneTree(n node, words int) node {
+	switch m := n.(type) {
+	case *parNode:
+		kids := make([]node, len(m.kids))
+		for i, k := range m.kids {
+			kids[i] = cloneTree(k, words)
+		}
+		return &parNode{kids: kids}
+	case *hideNode:
+		return &hideNode{child: cloneTree(m.child, words), hidden: m.hidden, isHid: m.isHid}
+	case *coopNode:
+		c := &coopNode{x: cloneTree(m.x, words), y: cloneTree(m.y, words), set: m.set, inSet: m.inSet,
+			bx: tlist{w: words}, by: tlist{w: words}, gx: m.gx, gy: m.gy}
+		nActions := len(m.inSet)
+		if !m.gx.constant {
+			c.gx = grouping{}
+			c.gx.init(nActions)
+		}
+		if !m.gy.constant {
+			c.gy = grouping{}
+			c.gy.init(nActions)
+		}
+		return c
+	}
+	return n // leafNode, constNode: read-only
+}

@@ -55,3 +55,31 @@ func LastActions(apps, machines int) [][]string {
 	}
 	return out
 }
+
+// Workstations writes a general (not mapping-shaped) model: clusters of
+// workstations, cluster k an aggregated array of sizes[k] copies that think,
+// wait for their cluster's two-state file server and fail, with one
+// repairman shared by every cluster. Its state count is the product over
+// clusters of C(n+2, 2) * 2 (the server's states), except the last
+// cluster's server, which has one state: sizes 7, 5, 4, 4 give
+// 36 * 21 * 15 * 15 * 8 = 1,360,800 states.
+func Workstations(sizes ...int) string {
+	var b strings.Builder
+	b.WriteString("// generated workstation clusters\nthink = 0.5; serve = 2.0; flush = 1.5; fail = 0.01; repair = 1.0;\n")
+	var parts []string
+	for k := range sizes {
+		c := k + 1
+		fmt.Fprintf(&b, "Ws%d = (req%d, think).Wait%d + (fail%d, fail).Down%d;\n", c, c, c, c, c)
+		fmt.Fprintf(&b, "Wait%d = (serve%d, infty).Ws%d;\n", c, c, c)
+		fmt.Fprintf(&b, "Down%d = (repair, infty).Ws%d;\n", c, c)
+		if k < len(sizes)-1 {
+			fmt.Fprintf(&b, "Srv%d = (serve%d, serve).Flush%d;\nFlush%d = (flush%d, flush).Srv%d;\n", c, c, c, c, c, c)
+		} else {
+			fmt.Fprintf(&b, "Srv%d = (serve%d, serve).Srv%d;\n", c, c, c)
+		}
+		parts = append(parts, fmt.Sprintf("(Ws%d[%d] <serve%d> Srv%d)", c, sizes[k], c, c))
+	}
+	b.WriteString("Repairman = (repair, repair).Repairman;\n")
+	fmt.Fprintf(&b, "(%s) <repair> Repairman\n", strings.Join(parts, " <> "))
+	return b.String()
+}

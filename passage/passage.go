@@ -241,10 +241,25 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	if len(probs) == 0 {
 		return nil, nil
 	}
+	for i, pr := range probs {
+		if len(pr.Alpha) != c.N || (pr.TargetStates != nil && len(pr.TargetStates) != c.N) {
+			return nil, fmt.Errorf("passage %d: vectors do not match the chain's %d states", i, c.N)
+		}
+	}
+	// One rate for every block, right by construction: target-labelled
+	// self-loops count (MaxLeaveRate).
+	leave := MaxLeaveRate(c, probs)
+	q := scaleRate(leave, opt.QFactor)
+	if opt.Q > 0 {
+		if opt.Q < leave {
+			return nil, fmt.Errorf("uniformization rate %g is below %g, the largest rate at which a state is left once the target is absorbing", opt.Q, leave)
+		}
+		q = opt.Q
+	}
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {
 		end := min(start+maxBlock, len(probs))
-		rs, err := solveBlock(ctx, c, probs[start:end], opt)
+		rs, err := solveBlock(ctx, c, probs[start:end], q, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -285,28 +300,12 @@ type kernel struct {
 	anyZ  bool
 }
 
-func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]*Result, error) {
+func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, opt Options) ([]*Result, error) {
 	n, P := c.N, len(probs)
-	for i, pr := range probs {
-		if len(pr.Alpha) != n || (pr.TargetStates != nil && len(pr.TargetStates) != n) {
-			return nil, fmt.Errorf("passage %d: vectors do not match the chain's %d states", i, n)
-		}
+	k, err := buildKernel(c, probs, q)
+	if err != nil {
+		return nil, err
 	}
-	q := 0.0
-	for i := 0; i < n; i++ {
-		q = math.Max(q, c.ExitRate(i))
-	}
-	q *= opt.QFactor
-	if q == 0 {
-		q = 1
-	}
-	if opt.Q > 0 {
-		if opt.Q*opt.QFactor < q {
-			return nil, fmt.Errorf("uniformization rate %g is below the chain's largest exit rate %g", opt.Q, q/opt.QFactor)
-		}
-		q = opt.Q
-	}
-	k := buildKernel(c, probs, q)
 	L := k.lanes
 
 	results := make([]*Result, P)
@@ -404,18 +403,18 @@ func allTrue(b []bool) bool {
 	return true
 }
 
-func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
+// buildKernel builds the uniformized matrix of the block's passages. It
+// fails if some state outside a target is left at a total rate above q:
+// its diagonal entry would be negative and the series meaningless.
+func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	n, P := c.N, len(probs)
 	L := 1
 	if P > 1 {
 		L = 8
 	}
 	k := &kernel{n: n, p: P, lanes: L}
-	mask := map[int32]uint64{} // few actions end passages; a map keeps this small on big models
-	for p, pr := range probs {
-		for _, a := range pr.TargetActions {
-			mask[a] |= 1 << uint(p)
-		}
+	mask := targetMask(probs)
+	for _, pr := range probs {
 		if pr.TargetStates != nil {
 			k.anyZ = true
 		}
@@ -430,7 +429,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 				continue
 			}
 			switch {
-			case mask[c.Act[e]] == 0:
+			case mask.of(c.Act[e]) == 0:
 				k.cPtr[j+1]++
 			case L > 1:
 				k.sPtr[j+1]++
@@ -457,7 +456,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 		outI := k.out[i*L : i*L+P]
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
-			m := mask[a]
+			m := mask.of(a)
 			for p, pr := range probs {
 				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
 				if int(j) == i && !toTarget {
@@ -496,10 +495,14 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 			if probs[p].TargetStates != nil && probs[p].TargetStates[i] {
 				k.zero[i*L+p] = true
 				k.trans[i*L+p] = false
+				continue
+			}
+			if !(k.diag[i*L+p] >= 0) {
+				return nil, fmt.Errorf("uniformization rate %g is below the rate %g at which state %d is left once passage %d's target is absorbing (negative diagonal)", q, leave[p], i, p)
 			}
 		}
 	}
-	return k
+	return k, nil
 }
 
 // restMass is the mass of passage p in states that can still move.

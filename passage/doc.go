@@ -16,10 +16,14 @@
 //	F(t) = sum_k Poisson(k; q t) a_k,   f(t) = q sum_k Poisson(k; q t) (a_{k+1} - a_k)
 //
 // with Poisson weights from FoxGlynn (ratio recurrences from the mode, no
-// overflow or underflow for q t from 1e-6 to 1e9). The pass stops at the
+// overflow or underflow for q t from 1e-6 to 1e13). The pass stops at the
 // right truncation point of the largest t, or earlier, with proof, once the
-// mass that can still move is below epsilon/2 (later a_k cannot grow more
-// than that).
+// mass in states that can still reach the target is below epsilon/2 (later
+// a_k cannot grow more than that; the live states are found once, by a
+// backward search from the transitions that end the passage, so mass
+// drained into a closed class without the target stops the series too).
+// There is no fixed step cap: cost grows with q*t, and only memory stops a
+// series (MaxSeriesValues values over all passages, ErrTooManySteps).
 //
 // # Accuracy
 //

@@ -30,7 +30,10 @@ func benchChain(b *testing.B, apps, machines int) *ctmc.Chain {
 func BenchmarkKernelStep(b *testing.B) {
 	c := benchChain(b, 28, 7)
 	pr := InitialProblem(c, actions(b, c, "compute28"))
-	k := buildKernel(c, []Problem{pr}, 3)
+	k, err := buildKernel(c, []Problem{pr}, UniformizationRate(c, []Problem{pr}))
+	if err != nil {
+		b.Fatal(err)
+	}
 	v := make([]float64, c.N)
 	y := make([]float64, c.N)
 	for i := range v {

@@ -293,24 +293,48 @@ const rowBlock = 4096
 type kernel struct {
 	n, p  int
 	lanes int // 1 for a single passage, else 8 (unused lanes stay zero)
-	// Transposed, uniformized matrix without self-loops, split into entries
-	// whose action ends no passage of the block (common) and the others
-	// (special). A special entry carries one value per lane: the rate, or 0
-	// for a passage it ends (that mass goes to the passage's target). With
-	// one passage every special entry ends it, so none is stored.
+	// Transposed, uniformized matrix, split into entries whose action ends
+	// no passage of the block (common: every transition to another state
+	// with such an action) and the others (special: every transition whose
+	// action ends some passage of the block, self-loops included). A
+	// special entry carries its value once and a mask of the lanes whose
+	// passage it ends: for those its mass goes to the passage's target
+	// (the sink), for the others it moves as a common entry would.
 	cPtr  []int64
 	cSrc  []int32
 	cVal  []float64
 	sPtr  []int64
 	sSrc  []int32
-	sVal8 []float64
+	sVal  []float64
+	sMask []uint8
 
-	diag []float64 // [j*lanes+p]: probability of staying in j
-	out  []float64 // [j*lanes+p]: probability of jumping from j to passage p's target
-	zero []bool    // [j*lanes+p]: j is a target state of passage p (mass there is absorbed)
-	live []bool    // [j*lanes+p]: j is not a target of passage p and can reach it
+	// diag[j] is 1 - l_j/q with l_j the rate of j's transitions to other
+	// states plus that of its special self-loops: the probability of
+	// staying in j for a passage that every special self-loop ends. For
+	// the other lanes the special self-loop entries put the rest back.
+	// One number per state, not per lane: most of the kernel's memory is
+	// per state.
+	diag []float64
+	zero []uint8 // lane mask: j is a target state of the lane's passage (nil if none has target states)
+	live []uint8 // lane mask: j is not a target of the lane's passage and can reach it
 	anyZ bool
 }
+
+// isLive reports whether state j is live for passage p.
+func (k *kernel) isLive(j, p int) bool { return k.live[j]>>uint(p)&1 != 0 }
+
+// keepLane[m][p] is 0 if mask m has lane p, else 1: a special entry's
+// share that stays in the chain, lane by lane.
+var keepLane = func() (t [256][8]float64) {
+	for m := range t {
+		for p := range t[m] {
+			if m>>p&1 == 0 {
+				t[m][p] = 1
+			}
+		}
+	}
+	return t
+}()
 
 func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, totalPassages int, opt Options) ([]*Result, error) {
 	n, P := c.N, len(probs)
@@ -331,7 +355,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 				r.Reachable = r.Reachable || x > 0
 			} else {
 				v[i*L+p] = x
-				r.Reachable = r.Reachable || (x > 0 && k.live[i*L+p])
+				r.Reachable = r.Reachable || (x > 0 && k.isLive(i, p))
 			}
 		}
 		r.Absorbed = append(r.Absorbed, a0)
@@ -452,14 +476,11 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	for i := 0; i < n; i++ {
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j := c.Col[e]
-			if int(j) == i {
-				continue
-			}
 			switch {
-			case mask.of(c.Act[e]) == 0:
-				k.cPtr[j+1]++
-			case L > 1:
+			case mask.of(c.Act[e]) != 0:
 				k.sPtr[j+1]++
+			case int(j) != i:
+				k.cPtr[j+1]++
 			}
 		}
 	}
@@ -468,19 +489,19 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		k.sPtr[j+1] += k.sPtr[j]
 	}
 	k.cSrc, k.cVal = make([]int32, k.cPtr[n]), make([]float64, k.cPtr[n])
-	k.sSrc, k.sVal8 = make([]int32, k.sPtr[n]), make([]float64, 8*k.sPtr[n])
+	k.sSrc, k.sVal, k.sMask = make([]int32, k.sPtr[n]), make([]float64, k.sPtr[n]), make([]uint8, k.sPtr[n])
 	cFill := append([]int64(nil), k.cPtr[:n]...)
 	sFill := append([]int64(nil), k.sPtr[:n]...)
-	k.diag = make([]float64, n*L)
-	k.out = make([]float64, n*L)
-	k.live = make([]bool, n*L)
+	k.diag = make([]float64, n)
+	k.live = make([]uint8, n)
 	if k.anyZ {
-		k.zero = make([]bool, n*L)
+		k.zero = make([]uint8, n)
 	}
+	ends := make([]uint8, n) // lane mask: j has a transition that ends the lane's passage
 	leave := make([]float64, P)
 	for i := 0; i < n; i++ {
 		clear(leave)
-		outI := k.out[i*L : i*L+P]
+		all := 0.0
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
 			m := mask.of(a)
@@ -491,57 +512,46 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 				}
 				leave[p] += r
 				if toTarget {
-					outI[p] += r / q
+					ends[i] |= 1 << uint(p)
 				}
 			}
-			if int(j) == i {
-				continue
-			}
-			switch {
-			case m == 0:
+			if m != 0 {
+				f := sFill[j]
+				k.sSrc[f], k.sVal[f], k.sMask[f] = int32(i), r/q, uint8(m)
+				sFill[j]++
+				all += r
+			} else if int(j) != i {
 				k.cSrc[cFill[j]], k.cVal[cFill[j]] = int32(i), r/q
 				cFill[j]++
-			case L > 1:
-				f := sFill[j]
-				k.sSrc[f] = int32(i)
-				for p := 0; p < P; p++ {
-					if m&(1<<uint(p)) == 0 {
-						k.sVal8[8*f+int64(p)] = r / q
-					}
-				}
-				sFill[j]++
+				all += r
 			}
 		}
-		for p := 0; p < L; p++ {
-			if p >= P {
-				k.diag[i*L+p] = 1 // unused lane: nothing moves
-				continue
-			}
-			k.diag[i*L+p] = 1 - leave[p]/q
+		k.diag[i] = 1 - all/q
+		for p := 0; p < P; p++ {
 			if probs[p].TargetStates != nil && probs[p].TargetStates[i] {
-				k.zero[i*L+p] = true
+				k.zero[i] |= 1 << uint(p)
 				continue
 			}
-			if !(k.diag[i*L+p] >= 0) {
+			if !(1-leave[p]/q >= 0) {
 				return nil, fmt.Errorf("uniformization rate %g is below the rate %g at which state %d is left once passage %d's target is absorbing (negative diagonal)", q, leave[p], i, p)
 			}
 		}
 	}
-	k.markLive()
+	k.markLive(ends)
 	return k, nil
 }
 
 // markLive sets live: the states outside a passage's target from which it
 // can be reached, by one backward search per passage over the transposed
-// matrix from the states with a transition that ends it (out > 0). Mass
-// elsewhere can never be absorbed, so it does not count as rest.
-func (k *kernel) markLive() {
-	L := k.lanes
+// matrix from the states with a transition that ends it. Mass elsewhere
+// can never be absorbed, so it does not count as rest.
+func (k *kernel) markLive(ends []uint8) {
 	stack := make([]int32, 0, 1024)
 	for p := 0; p < k.p; p++ {
+		bit := uint8(1) << uint(p)
 		for j := 0; j < k.n; j++ {
-			if k.out[j*L+p] > 0 {
-				k.live[j*L+p] = true
+			if ends[j]&bit != 0 && !(k.zero != nil && k.zero[j]&bit != 0) {
+				k.live[j] |= bit
 				stack = append(stack, int32(j))
 			}
 		}
@@ -549,9 +559,8 @@ func (k *kernel) markLive() {
 			j := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			visit := func(i int32) {
-				at := int(i)*L + p
-				if !k.live[at] && !(k.zero != nil && k.zero[at]) {
-					k.live[at] = true
+				if k.live[i]&bit == 0 && !(k.zero != nil && k.zero[i]&bit != 0) {
+					k.live[i] |= bit
 					stack = append(stack, i)
 				}
 			}
@@ -570,7 +579,7 @@ func (k *kernel) markLive() {
 func (k *kernel) restMass(v []float64, p int) float64 {
 	s := 0.0
 	for j := 0; j < k.n; j++ {
-		if k.live[j*k.lanes+p] {
+		if k.isLive(j, p) {
 			s += v[j*k.lanes+p]
 		}
 	}
@@ -588,21 +597,25 @@ func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
 	}
 }
 
-// step1 is step for a single passage: a plain CSR gather.
+// step1 is step for a single passage: a plain CSR gather, and every
+// special entry goes to the sink.
 func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
 	cPtr, cSrc, cVal := k.cPtr, k.cSrc, k.cVal
 	sumSink, sumRest := 0.0, 0.0
 	for j := lo; j < hi; j++ {
 		acc := k.diag[j] * v[j]
-		sumSink += k.out[j] * v[j]
 		for e := cPtr[j]; e < cPtr[j+1]; e++ {
 			acc += cVal[e] * v[cSrc[e]]
 		}
-		if k.anyZ && k.zero[j] {
+		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+			sumSink += k.sVal[e] * v[k.sSrc[e]]
+		}
+		if k.anyZ && k.zero[j] != 0 {
+			sumSink += acc
 			acc = 0
 		}
 		y[j] = acc
-		if k.live[j] {
+		if k.live[j] != 0 {
 			sumRest += acc
 		}
 	}
@@ -617,13 +630,9 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 	for j := lo; j < hi; j++ {
 		b := j * 8
 		vj := (*[8]float64)(v[b : b+8])
-		d := (*[8]float64)(k.diag[b : b+8])
-		o := (*[8]float64)(k.out[b : b+8])
-		for p := range sk {
-			sk[p] += o[p] * vj[p]
-		}
-		a0, a1, a2, a3 := d[0]*vj[0], d[1]*vj[1], d[2]*vj[2], d[3]*vj[3]
-		a4, a5, a6, a7 := d[4]*vj[4], d[5]*vj[5], d[6]*vj[6], d[7]*vj[7]
+		d := k.diag[j]
+		a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
+		a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
 		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
 			x := k.cVal[e]
 			s := (*[8]float64)(v[int(k.cSrc[e])*8:][:8])
@@ -637,30 +646,48 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 			a7 += x * s[7]
 		}
 		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			x := (*[8]float64)(k.sVal8[8*e:][:8])
+			x := k.sVal[e]
 			s := (*[8]float64)(v[int(k.sSrc[e])*8:][:8])
-			a0 += x[0] * s[0]
-			a1 += x[1] * s[1]
-			a2 += x[2] * s[2]
-			a3 += x[3] * s[3]
-			a4 += x[4] * s[4]
-			a5 += x[5] * s[5]
-			a6 += x[6] * s[6]
-			a7 += x[7] * s[7]
+			keep := &keepLane[k.sMask[e]]
+			// keep is 0 or 1, so t - t*keep is t or 0 exactly.
+			t0, t1, t2, t3 := x*s[0], x*s[1], x*s[2], x*s[3]
+			t4, t5, t6, t7 := x*s[4], x*s[5], x*s[6], x*s[7]
+			k0, k1, k2, k3 := t0*keep[0], t1*keep[1], t2*keep[2], t3*keep[3]
+			k4, k5, k6, k7 := t4*keep[4], t5*keep[5], t6*keep[6], t7*keep[7]
+			a0 += k0
+			a1 += k1
+			a2 += k2
+			a3 += k3
+			a4 += k4
+			a5 += k5
+			a6 += k6
+			a7 += k7
+			sk[0] += t0 - k0
+			sk[1] += t1 - k1
+			sk[2] += t2 - k2
+			sk[3] += t3 - k3
+			sk[4] += t4 - k4
+			sk[5] += t5 - k5
+			sk[6] += t6 - k6
+			sk[7] += t7 - k7
 		}
 		acc := [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
 		if k.anyZ {
-			for p := range acc {
-				if k.zero[b+p] {
-					acc[p] = 0
+			if z := k.zero[j]; z != 0 {
+				for p := range acc {
+					if z>>uint(p)&1 != 0 {
+						sk[p] += acc[p]
+						acc[p] = 0
+					}
 				}
 			}
 		}
 		*(*[8]float64)(y[b : b+8]) = acc
-		t := k.live[b : b+8]
-		for p := range acc {
-			if t[p] {
-				rs[p] += acc[p]
+		if lv := k.live[j]; lv != 0 {
+			for p := range acc {
+				if lv>>uint(p)&1 != 0 {
+					rs[p] += acc[p]
+				}
 			}
 		}
 	}

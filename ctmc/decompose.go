@@ -202,7 +202,7 @@ func leafChain(s *Structure, l *Leaf, eff *leafEffect) *Chain {
 				order = append(order, int(t.target))
 			}
 			c.Col = append(c.Col, j)
-			c.Rate = append(c.Rate, t.rate)
+			c.Rates = append(c.Rates, t.rate)
 			c.Act = append(c.Act, eff.current(t.action))
 		}
 		if c.RowPtr[len(c.RowPtr)-1] == int64(len(c.Col)) {

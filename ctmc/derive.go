@@ -22,10 +22,17 @@ type Chain struct {
 
 	States []uint64 // packed states, S.Words per state
 
-	RowPtr []int64   // N+1 offsets into Col, Rate, Act
-	Col    []int32   // target state of each transition
-	Rate   []float64 // rate of each transition
-	Act    []int32   // action id of each transition
+	RowPtr []int64 // N+1 offsets into Col, Act and the rates
+	Col    []int32 // target state of each transition
+	Act    []int32 // action id of each transition
+	// The rate of transition e is RateAt(e). Derive stores it as an index
+	// into RateTable, the chain's distinct rates (a quarter of the memory
+	// of the rates themselves), when there are at most 65,536 of them;
+	// chains built by hand, or with more distinct rates, list the rates in
+	// Rates and leave RateIndex nil.
+	Rates     []float64
+	RateIndex []uint16
+	RateTable []float64
 
 	// Deadlocks are the states with no outgoing transition, in order.
 	Deadlocks []int32
@@ -42,12 +49,20 @@ func (c *Chain) StateString(i int) string {
 	return strings.Join(c.S.StateNames(c.State(i)), ", ")
 }
 
+// RateAt is the rate of transition e.
+func (c *Chain) RateAt(e int64) float64 {
+	if c.RateIndex != nil {
+		return c.RateTable[c.RateIndex[e]]
+	}
+	return c.Rates[e]
+}
+
 // ExitRate is the total rate out of state i, self-loops excluded.
 func (c *Chain) ExitRate(i int) float64 {
 	q := 0.0
 	for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
 		if int(c.Col[k]) != i {
-			q += c.Rate[k]
+			q += c.RateAt(k)
 		}
 	}
 	return q
@@ -101,6 +116,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	set.insert(c.States, 0, 0)
 
 	workers := s.explorers(runtime.GOMAXPROCS(0))
+	rates := newRateInterner()
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
@@ -135,7 +151,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		}
 		wg.Wait()
 		for k := 0; k < used; k++ {
-			if err := workers[k].commit(c, set, &rowPtr, est, opt.MaxStates); err != nil {
+			if err := workers[k].commit(c, set, rates, &rowPtr, est, opt.MaxStates); err != nil {
 				return nil, err
 			}
 		}
@@ -271,7 +287,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 
 // commit numbers the new targets of the explorer's last run, in order, and
 // appends its rows to the chain.
-func (x *explorer) commit(c *Chain, set stateIndex, rowPtr *[]int64, est sizeEstimate, maxStates int) error {
+func (x *explorer) commit(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]int64, est sizeEstimate, maxStates int) error {
 	w := x.s.Words
 	b := &x.rows
 	e := 0
@@ -308,16 +324,78 @@ func (x *explorer) commit(c *Chain, set stateIndex, rowPtr *[]int64, est sizeEst
 		*rowPtr = append(*rowPtr, int64(len(c.Col)+e))
 	}
 	// The run's rows go in with one copy per array.
+	hint := 0
 	if cap(c.Col)-len(c.Col) < e {
-		hint := est.transitions(len(c.Col)+e, x.hi)
+		hint = est.transitions(len(c.Col)+e, x.hi)
 		c.Col = grow(c.Col, e, hint)
-		c.Rate = grow(c.Rate, e, hint)
 		c.Act = grow(c.Act, e, hint)
 	}
 	c.Col = append(c.Col, b.idx[:e]...)
-	c.Rate = append(c.Rate, b.rate[:e]...)
+	rates.add(c, b.rate[:e], hint)
 	c.Act = append(c.Act, b.act[:e]...)
 	return nil
+}
+
+// rateInterner numbers the distinct rates of a derivation for the chain's
+// RateTable. Past 65,536 distinct rates it gives up: the chain's rates so
+// far are written out into Rates, and the rest follow there.
+type rateInterner struct {
+	index map[uint64]uint16
+	// A direct-mapped cache in front of the map: models have few distinct
+	// rates, met over and over.
+	cacheKey [rateCacheSize]uint64
+	cacheIdx [rateCacheSize]int32 // index + 1; 0: empty
+	full     bool
+}
+
+const rateCacheSize = 1 << 12
+
+func newRateInterner() *rateInterner { return &rateInterner{index: map[uint64]uint16{}} }
+
+// add appends rates to c's transitions, making room for hint of them in all
+// when that is more than needed.
+func (r *rateInterner) add(c *Chain, rates []float64, hint int) {
+	if r.full {
+		if cap(c.Rates)-len(c.Rates) < len(rates) {
+			c.Rates = grow(c.Rates, len(rates), hint)
+		}
+		c.Rates = append(c.Rates, rates...)
+		return
+	}
+	if cap(c.RateIndex)-len(c.RateIndex) < len(rates) {
+		c.RateIndex = grow(c.RateIndex, len(rates), hint)
+	}
+	for k, x := range rates {
+		bits := math.Float64bits(x)
+		slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
+		if r.cacheIdx[slot] != 0 && r.cacheKey[slot] == bits {
+			c.RateIndex = append(c.RateIndex, uint16(r.cacheIdx[slot]-1))
+			continue
+		}
+		i, ok := r.index[bits]
+		if !ok {
+			if len(c.RateTable) == 1<<16 {
+				r.spill(c, rates[k:], hint)
+				return
+			}
+			i = uint16(len(c.RateTable))
+			r.index[bits] = i
+			c.RateTable = append(c.RateTable, x)
+		}
+		r.cacheKey[slot], r.cacheIdx[slot] = bits, int32(i)+1
+		c.RateIndex = append(c.RateIndex, i)
+	}
+}
+
+// spill switches c to explicit rates and appends the remaining ones.
+func (r *rateInterner) spill(c *Chain, rest []float64, hint int) {
+	r.full = true
+	c.Rates = make([]float64, len(c.RateIndex), max(hint, len(c.RateIndex)+len(rest)))
+	for e, i := range c.RateIndex {
+		c.Rates[e] = c.RateTable[i]
+	}
+	c.RateIndex, c.RateTable = nil, nil
+	c.Rates = append(c.Rates, rest...)
 }
 
 // sizeEstimate predicts the size of a state space from the product of the

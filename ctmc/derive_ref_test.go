@@ -119,11 +119,11 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 		if cap(c.Col)-len(c.Col) < len(rowCol) {
 			hint := est.transitions(len(c.Col), i)
 			c.Col = grow(c.Col, len(rowCol), hint)
-			c.Rate = grow(c.Rate, len(rowCol), hint)
+			c.Rates = grow(c.Rates, len(rowCol), hint)
 			c.Act = grow(c.Act, len(rowCol), hint)
 		}
 		c.Col = append(c.Col, rowCol...)
-		c.Rate = append(c.Rate, rowRate...)
+		c.Rates = append(c.Rates, rowRate...)
 		c.Act = append(c.Act, rowAct...)
 		total += int64(len(rowCol))
 		rowPtr = append(rowPtr, total)

@@ -53,7 +53,7 @@ func TestDeriveMatchesSequential(t *testing.T) {
 				continue
 			}
 			if got.N != want.N || !slices.Equal(got.States, want.States) || !slices.Equal(got.RowPtr, want.RowPtr) ||
-				!slices.Equal(got.Col, want.Col) || !slices.Equal(got.Act, want.Act) || !slices.Equal(got.Rate, want.Rate) ||
+				!slices.Equal(got.Col, want.Col) || !slices.Equal(got.Act, want.Act) || !sameRates(got, want) ||
 				!slices.Equal(got.Deadlocks, want.Deadlocks) {
 				t.Errorf("%s (GOMAXPROCS %d): chains differ: %d states, %d transitions; want %d, %d", name, procs, got.N, len(got.Col), want.N, len(want.Col))
 			}
@@ -88,5 +88,57 @@ func TestDeriveErrorsMatchSequential(t *testing.T) {
 		if tc.max > 0 && !errors.Is(err2, ErrTooManyStates) {
 			t.Errorf("%s: %v does not wrap ErrTooManyStates", tc.name, err2)
 		}
+	}
+}
+
+// sameRates reports whether two chains have the same rate on every
+// transition, however each stores them.
+func sameRates(a, b *Chain) bool {
+	if len(a.Col) != len(b.Col) {
+		return false
+	}
+	for e := range a.Col {
+		if a.RateAt(int64(e)) != b.RateAt(int64(e)) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRateTableSpills: past 65,536 distinct rates the chain lists its rates
+// explicitly, and every rate is still the one the sequential exploration
+// gives. 300 components each with its own rate, in a cycle of 2 states
+// and a chain of products, would need a big model; instead the interner is
+// driven directly.
+func TestRateTableSpills(t *testing.T) {
+	c := &Chain{}
+	r := newRateInterner()
+	var want []float64
+	for batch := 0; batch < 10; batch++ {
+		var rates []float64
+		for k := 0; k < 10000; k++ {
+			x := float64(batch*10000+k) + 0.5
+			if k%3 == 0 {
+				x = 7 // a repeated rate
+			}
+			rates = append(rates, x)
+		}
+		want = append(want, rates...)
+		c.Col = append(c.Col, make([]int32, len(rates))...)
+		r.add(c, rates, 0)
+	}
+	if c.RateIndex != nil || len(c.Rates) != len(want) {
+		t.Fatalf("after %d distinct rates: index %d entries, rates %d", 66668, len(c.RateIndex), len(c.Rates))
+	}
+	for e, x := range want {
+		if got := c.RateAt(int64(e)); got != x {
+			t.Fatalf("rate %d = %g, want %g", e, got, x)
+		}
+	}
+	small := &Chain{}
+	r = newRateInterner()
+	r.add(small, []float64{1, 2, 1, 3, 2}, 0)
+	if len(small.RateTable) != 3 || len(small.RateIndex) != 5 || small.RateAt(4) != 2 {
+		t.Errorf("table %v, index %v", small.RateTable, small.RateIndex)
 	}
 }

@@ -49,8 +49,8 @@ func FuzzDerive(f *testing.F) {
 				t.Fatalf("malformed CSR: %d states, %d row pointers, %d entries", c.N, len(c.RowPtr), len(c.Col))
 			}
 			for k, j := range c.Col {
-				if j < 0 || int(j) >= c.N || !(c.Rate[k] > 0) {
-					t.Fatalf("transition %d to %d at rate %g", k, j, c.Rate[k])
+				if j < 0 || int(j) >= c.N || !(c.RateAt(int64(k)) > 0) {
+					t.Fatalf("transition %d to %d at rate %g", k, j, c.RateAt(int64(k)))
 				}
 			}
 			if len(c.Deadlocks) == 0 && c.N <= 200 {

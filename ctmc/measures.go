@@ -16,7 +16,7 @@ func Throughputs(c *Chain, pi []float64) []Throughput {
 	seen := make([]bool, len(c.S.Actions))
 	for i := 0; i < c.N; i++ {
 		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
-			sums[c.Act[k]] += pi[i] * c.Rate[k]
+			sums[c.Act[k]] += pi[i] * c.RateAt(k)
 			seen[c.Act[k]] = true
 		}
 	}

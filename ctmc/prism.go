@@ -33,13 +33,13 @@ func WritePrismTra(w io.Writer, c *Chain) error {
 			merged := false
 			for e := range row {
 				if row[e].j == j {
-					row[e].rate += c.Rate[k]
+					row[e].rate += c.RateAt(k)
 					merged = true
 					break
 				}
 			}
 			if !merged {
-				row = append(row, entry{j, c.Rate[k]})
+				row = append(row, entry{j, c.RateAt(k)})
 			}
 		}
 		sort.Slice(row, func(a, b int) bool { return row[a].j < row[b].j })

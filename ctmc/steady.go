@@ -183,7 +183,7 @@ func (c *Chain) incoming() *csr {
 				continue
 			}
 			m.src[fill[j]] = int32(i)
-			m.rate[fill[j]] = c.Rate[k]
+			m.rate[fill[j]] = c.RateAt(k)
 			fill[j]++
 		}
 	}

@@ -105,7 +105,7 @@ func transitions(c *Chain, i int) map[string]float64 {
 	out := map[string]float64{}
 	for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
 		key := c.S.Actions[c.Act[k]] + "->" + c.StateString(int(c.Col[k]))
-		out[key] += c.Rate[k]
+		out[key] += c.RateAt(k)
 	}
 	return out
 }
@@ -176,8 +176,8 @@ func generator(c *Chain) *mat.Dense {
 		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
 			j := int(c.Col[k])
 			if j != i {
-				q.Set(i, j, q.At(i, j)+c.Rate[k])
-				q.Set(i, i, q.At(i, i)-c.Rate[k])
+				q.Set(i, j, q.At(i, j)+c.RateAt(k))
+				q.Set(i, i, q.At(i, i)-c.RateAt(k))
 			}
 		}
 	}

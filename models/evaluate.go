@@ -59,7 +59,7 @@ func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
 				}
 			}
 			c.Col = append(c.Col, index(mv.to))
-			c.Rate = append(c.Rate, rate)
+			c.Rates = append(c.Rates, rate)
 			c.Act = append(c.Act, act)
 		}
 		c.RowPtr = append(c.RowPtr, int64(len(c.Col)))

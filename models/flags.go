@@ -63,7 +63,7 @@ func flagChain(ctx context.Context, c *ctmc.Chain, machines []*Machine, alpha []
 				states = append(states, nk)
 			}
 			fc.Col = append(fc.Col, j)
-			fc.Rate = append(fc.Rate, c.Rate[e])
+			fc.Rates = append(fc.Rates, c.RateAt(e))
 			fc.Act = append(fc.Act, c.Act[e])
 		}
 		fc.RowPtr = append(fc.RowPtr, int64(len(fc.Col)))

@@ -120,7 +120,7 @@ func machineSensitivity(m *lang.Model, s *ctmc.Structure, p *ctmc.Part, mach *Ma
 				to = n - 1
 			}
 			if to != i {
-				edges = append(edges, edge{i, to, c.Rate[e], lt.Prefixes, appOf[lt.Action]})
+				edges = append(edges, edge{i, to, c.RateAt(e), lt.Prefixes, appOf[lt.Action]})
 				for _, pre := range lt.Prefixes {
 					for _, r := range m.PrefixRateNames(pre) {
 						rates[r] = true

@@ -60,7 +60,11 @@ func BenchmarkKernelStep(b *testing.B) {
 		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
 	})
 	b.Run("bare-csr", func(b *testing.B) {
-		ptr, src, val, diag := k.cPtr, k.cSrc, k.cVal, k.diag
+		ptr, src, diag := k.cPtr, k.cSrc, k.diag
+		val := make([]float64, len(src))
+		for e := range val {
+			val[e] = k.val[k.cIdx16[e]]
+		}
 		for i := 0; i < b.N; i++ {
 			for j := 0; j < c.N; j++ {
 				acc := diag[j] * v[j]

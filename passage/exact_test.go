@@ -177,8 +177,8 @@ func expmCDF(c *ctmc.Chain, pr Problem, at float64) float64 {
 			if j == i {
 				continue
 			}
-			q.Set(i, j, q.At(i, j)+c.Rate[e])
-			q.Set(i, i, q.At(i, i)-c.Rate[e])
+			q.Set(i, j, q.At(i, j)+c.RateAt(e))
+			q.Set(i, i, q.At(i, i)-c.RateAt(e))
 		}
 	}
 	q.Scale(at, q)

@@ -302,11 +302,16 @@ type kernel struct {
 	// (the sink), for the others it moves as a common entry would.
 	cPtr  []int64
 	cSrc  []int32
-	cVal  []float64
 	sPtr  []int64
 	sSrc  []int32
-	sVal  []float64
 	sMask []uint8
+	// An entry's value r/q is val[idx] with idx its index into the chain's
+	// distinct rates: 2 bytes an entry (cIdx16, sIdx16) when there are at
+	// most 65,536 of them, else 4 (cIdx32, sIdx32), where the value itself
+	// would take 8.
+	val            []float64
+	cIdx16, sIdx16 []uint16
+	cIdx32, sIdx32 []uint32
 
 	// diag[j] is 1 - l_j/q with l_j the rate of j's transitions to other
 	// states plus that of its special self-loops: the probability of
@@ -488,8 +493,19 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		k.cPtr[j+1] += k.cPtr[j]
 		k.sPtr[j+1] += k.sPtr[j]
 	}
-	k.cSrc, k.cVal = make([]int32, k.cPtr[n]), make([]float64, k.cPtr[n])
-	k.sSrc, k.sVal, k.sMask = make([]int32, k.sPtr[n]), make([]float64, k.sPtr[n]), make([]uint8, k.sPtr[n])
+	k.cSrc = make([]int32, k.cPtr[n])
+	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, k.sPtr[n])
+	rateOf, table := rateIndices(c)
+	k.val = make([]float64, len(table))
+	for i, r := range table {
+		k.val[i] = r / q
+	}
+	small := len(table) <= 1<<16
+	if small {
+		k.cIdx16, k.sIdx16 = make([]uint16, k.cPtr[n]), make([]uint16, k.sPtr[n])
+	} else {
+		k.cIdx32, k.sIdx32 = make([]uint32, k.cPtr[n]), make([]uint32, k.sPtr[n])
+	}
 	cFill := append([]int64(nil), k.cPtr[:n]...)
 	sFill := append([]int64(nil), k.sPtr[:n]...)
 	k.diag = make([]float64, n)
@@ -503,7 +519,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		clear(leave)
 		all := 0.0
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
+			j, a, r := c.Col[e], c.Act[e], c.RateAt(e)
 			m := mask.of(a)
 			for p, pr := range probs {
 				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
@@ -517,11 +533,22 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			}
 			if m != 0 {
 				f := sFill[j]
-				k.sSrc[f], k.sVal[f], k.sMask[f] = int32(i), r/q, uint8(m)
+				k.sSrc[f], k.sMask[f] = int32(i), uint8(m)
+				if small {
+					k.sIdx16[f] = uint16(rateOf(e))
+				} else {
+					k.sIdx32[f] = rateOf(e)
+				}
 				sFill[j]++
 				all += r
 			} else if int(j) != i {
-				k.cSrc[cFill[j]], k.cVal[cFill[j]] = int32(i), r/q
+				f := cFill[j]
+				k.cSrc[f] = int32(i)
+				if small {
+					k.cIdx16[f] = uint16(rateOf(e))
+				} else {
+					k.cIdx32[f] = rateOf(e)
+				}
 				cFill[j]++
 				all += r
 			}
@@ -539,6 +566,27 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	}
 	k.markLive(ends)
 	return k, nil
+}
+
+// rateIndices numbers the chain's distinct rates: the chain's own table
+// when it has one, else one built here.
+func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
+	if c.RateIndex != nil {
+		return func(e int64) uint32 { return uint32(c.RateIndex[e]) }, c.RateTable
+	}
+	index := map[float64]uint32{}
+	var table []float64
+	idx := make([]uint32, len(c.Rates))
+	for e, r := range c.Rates {
+		i, ok := index[r]
+		if !ok {
+			i = uint32(len(table))
+			index[r] = i
+			table = append(table, r)
+		}
+		idx[e] = i
+	}
+	return func(e int64) uint32 { return idx[e] }, table
 }
 
 // markLive sets live: the states outside a passage's target from which it
@@ -590,25 +638,30 @@ func (k *kernel) restMass(v []float64, p int) float64 {
 // the mass that jumps into each passage's target and to rest the new mass
 // in states that can still reach it.
 func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
-	if k.lanes == 1 {
-		k.step1(v, y, lo, hi, sink, rest)
-	} else {
-		k.step8(v, y, lo, hi, sink, rest)
+	switch {
+	case k.lanes == 1 && k.cIdx16 != nil:
+		step1(k, k.cIdx16, k.sIdx16, v, y, lo, hi, sink, rest)
+	case k.lanes == 1:
+		step1(k, k.cIdx32, k.sIdx32, v, y, lo, hi, sink, rest)
+	case k.cIdx16 != nil:
+		step8(k, k.cIdx16, k.sIdx16, v, y, lo, hi, sink, rest)
+	default:
+		step8(k, k.cIdx32, k.sIdx32, v, y, lo, hi, sink, rest)
 	}
 }
 
 // step1 is step for a single passage: a plain CSR gather, and every
 // special entry goes to the sink.
-func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
-	cPtr, cSrc, cVal := k.cPtr, k.cSrc, k.cVal
+func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
+	cPtr, cSrc, val := k.cPtr, k.cSrc, k.val
 	sumSink, sumRest := 0.0, 0.0
 	for j := lo; j < hi; j++ {
 		acc := k.diag[j] * v[j]
 		for e := cPtr[j]; e < cPtr[j+1]; e++ {
-			acc += cVal[e] * v[cSrc[e]]
+			acc += val[cIdx[e]] * v[cSrc[e]]
 		}
 		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			sumSink += k.sVal[e] * v[k.sSrc[e]]
+			sumSink += val[sIdx[e]] * v[k.sSrc[e]]
 		}
 		if k.anyZ && k.zero[j] != 0 {
 			sumSink += acc
@@ -625,7 +678,7 @@ func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
 
 // step8 is step for a block of passages in 8 interleaved lanes, written out
 // lane by lane (no inner loop, one bounds check per row of v).
-func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
+func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
 	var sk, rs [8]float64
 	for j := lo; j < hi; j++ {
 		b := j * 8
@@ -634,7 +687,7 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 		a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
 		a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
 		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
-			x := k.cVal[e]
+			x := k.val[cIdx[e]]
 			s := (*[8]float64)(v[int(k.cSrc[e])*8:][:8])
 			a0 += x * s[0]
 			a1 += x * s[1]
@@ -646,7 +699,7 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 			a7 += x * s[7]
 		}
 		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			x := k.sVal[e]
+			x := k.val[sIdx[e]]
 			s := (*[8]float64)(v[int(k.sSrc[e])*8:][:8])
 			keep := &keepLane[k.sMask[e]]
 			// keep is 0 or 1, so t - t*keep is t or 0 exactly.

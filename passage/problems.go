@@ -237,7 +237,7 @@ func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaini
 		}
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			if int(c.Col[e]) != i || ends(e) {
-				leave[i] += c.Rate[e]
+				leave[i] += c.RateAt(e)
 			}
 		}
 	}
@@ -256,7 +256,7 @@ func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaini
 			s := 1.0
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				if j := c.Col[e]; int(j) != i && !ends(e) {
-					s += c.Rate[e] * m[j]
+					s += c.RateAt(e) * m[j]
 				}
 			}
 			m[i] = s / leave[i]
@@ -270,7 +270,7 @@ func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaini
 			s := 1.0
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				if j := c.Col[e]; int(j) != i && !ends(e) {
-					s += c.Rate[e] * m[j]
+					s += c.RateAt(e) * m[j]
 				}
 			}
 			worst = math.Max(worst, math.Abs(s-leave[i]*m[i])/s)

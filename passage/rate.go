@@ -33,7 +33,7 @@ func MaxLeaveRate(c *ctmc.Chain, probs []Problem) float64 {
 	for i := 0; i < c.N; i++ {
 		clear(leave)
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j, r := c.Col[e], c.Rate[e]
+			j, r := c.Col[e], c.RateAt(e)
 			if int(j) != i {
 				for p := range leave {
 					leave[p] += r

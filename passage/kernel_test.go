@@ -1,0 +1,105 @@
+package passage
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"pepa/internal/testmodels"
+)
+
+// TestKernelIndexWidths: the kernel gives bit-for-bit the same step with
+// 4-byte rate indices (chains with more than 65,536 distinct rates) as
+// with 2-byte ones, and the same, to rounding, as a step computed here
+// from the chain's transitions directly (the uniformized matrix with the
+// passages' targets absorbing), for one passage and for a block.
+func TestKernelIndexWidths(t *testing.T) {
+	c := chainOf(t, testmodels.Mapping(6, 3, 1))
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(6, 3) {
+		probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
+	}
+	// A target given by states, too: the states entered by compute1.
+	probs = append(probs, StateProblem(c, EnteredBy(c, actions(t, c, "compute1"))))
+	for _, block := range [][]Problem{probs[:1], probs} {
+		q := UniformizationRate(c, block)
+		k, err := buildKernel(c, block, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.cIdx16 == nil {
+			t.Fatal("small chain did not get 2-byte indices")
+		}
+		L := k.lanes
+		v := make([]float64, c.N*L)
+		for i := range v {
+			if i%L < len(block) && (k.zero == nil || k.zero[i/L]>>uint(i%L)&1 == 0) {
+				v[i] = float64(1+i%7) / float64(7*c.N)
+			}
+		}
+		step := func(k *kernel) ([]float64, []float64, []float64) {
+			y, sink, rest := make([]float64, len(v)), make([]float64, L), make([]float64, L)
+			k.step(v, y, 0, c.N, sink, rest)
+			return y, sink, rest
+		}
+		y16, sink16, rest16 := step(k)
+		wide := *k
+		wide.cIdx32, wide.sIdx32 = widen(k.cIdx16), widen(k.sIdx16)
+		wide.cIdx16, wide.sIdx16 = nil, nil
+		y32, sink32, rest32 := step(&wide)
+		if !slices.Equal(y16, y32) || !slices.Equal(sink16, sink32) || !slices.Equal(rest16, rest32) {
+			t.Errorf("%d passages: 4-byte indices give another step", len(block))
+		}
+		// Directly: mass moves along every transition that does not end
+		// the passage; what ends it (an action, or entering a target
+		// state) is absorbed, and so is whatever sits in a target state.
+		want, wantSink := make([]float64, len(v)), make([]float64, L)
+		for p, pr := range block {
+			isTA := map[int32]bool{}
+			for _, a := range pr.TargetActions {
+				isTA[a] = true
+			}
+			inTarget := func(j int32) bool { return pr.TargetStates != nil && pr.TargetStates[j] }
+			for i := 0; i < c.N; i++ {
+				x := v[i*L+p]
+				stay := x
+				for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+					j, r := c.Col[e], c.RateAt(e)
+					switch {
+					case isTA[c.Act[e]] || inTarget(j):
+						stay -= x * r / q
+						wantSink[p] += x * r / q
+					case int(j) != i:
+						stay -= x * r / q
+						want[int(j)*L+p] += x * r / q
+					}
+				}
+				want[i*L+p] += stay
+			}
+			for j := 0; j < c.N; j++ {
+				if inTarget(int32(j)) {
+					wantSink[p] += want[j*L+p] - v[j*L+p] // v is 0 there
+					want[j*L+p] = 0
+				}
+			}
+		}
+		for i := range want {
+			if math.Abs(want[i]-y16[i]) > 1e-15 {
+				t.Fatalf("%d passages: y[%d] = %g, want %g", len(block), i, y16[i], want[i])
+			}
+		}
+		for p := range block {
+			if math.Abs(wantSink[p]-sink16[p]) > 1e-14 {
+				t.Errorf("%d passages: sink of passage %d = %g, want %g", len(block), p, sink16[p], wantSink[p])
+			}
+		}
+	}
+}
+
+func widen(a []uint16) []uint32 {
+	out := make([]uint32, len(a))
+	for i, x := range a {
+		out[i] = uint32(x)
+	}
+	return out
+}

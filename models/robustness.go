@@ -22,6 +22,15 @@ type Options struct {
 	// Pragmas of the model (ReadPragmas): initial distributions of
 	// components, owner processes. May be nil.
 	Pragmas *Pragmas
+	// Stage, if not nil, is called at the end of each stage (see
+	// passage.Options.Stage), for timing.
+	Stage func(name, detail string)
+}
+
+func (o *Options) stage(name, detail string) {
+	if o.Stage != nil {
+		o.Stage(name, detail)
+	}
 }
 
 func (o *Options) defaults() {
@@ -135,7 +144,8 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	if len(probs) == 0 {
 		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
 	}
-	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true})
+	opt.stage("start", "")
+	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage})
 	if err != nil {
 		return nil, err
 	}
@@ -146,17 +156,26 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if mr.PByBeta, err = dists[k].CDF(opt.Beta); err != nil {
 			return nil, err
 		}
+		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
+	}
+	for k, i := range solved {
+		mr := &res.Machines[i]
 		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, probs[k]); err != nil {
 			return nil, err
 		}
+	}
+	opt.stage("means", "")
+	for k, i := range solved {
+		mr := &res.Machines[i]
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
 			return nil, err
 		}
-		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
 	}
+	opt.stage("quantiles", "")
 	if err := joint(ctx, c, machines, res, opt, alpha); err != nil {
 		return nil, err
 	}
+	opt.stage("joint", res.Joint)
 	return res, nil
 }
 

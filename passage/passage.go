@@ -54,6 +54,16 @@ type Options struct {
 	// steps done and the most that may be needed (0 when not known in
 	// advance: a Complete series runs until the absorbable mass is gone).
 	Progress func(step, max int)
+	// Stage, if not nil, is called at the end of each stage of the
+	// computation (the uniformization rate, building the generator, the
+	// steps) with its name and a detail, for timing.
+	Stage func(name, detail string)
+}
+
+func (o *Options) stage(name, detail string) {
+	if o.Stage != nil {
+		o.Stage(name, detail)
+	}
 }
 
 func (o *Options) defaults() {
@@ -268,6 +278,7 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 		}
 		q = opt.Q
 	}
+	opt.stage("uniformization rate", "")
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {
 		end := min(start+maxBlock, len(probs))
@@ -347,6 +358,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	if err != nil {
 		return nil, err
 	}
+	opt.stage("generator", fmt.Sprintf("%d entries, %d distinct values", len(k.cSrc)+len(k.sSrc), len(k.val)))
 	L := k.lanes
 
 	results := make([]*Result, P)
@@ -439,6 +451,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			}
 		}
 	}
+	steps := 0
+	for _, r := range results {
+		steps = max(steps, r.Iterations())
+	}
+	opt.stage("CDF steps", fmt.Sprintf("%d steps, %d passages", steps, P))
 	if !known {
 		for p, r := range results {
 			if !r.Complete {

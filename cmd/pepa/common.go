@@ -22,12 +22,14 @@ type outputFlags struct {
 	out       string
 	maxStates int
 	aggregate bool
+	verbose   bool // a stage timing line on standard error
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "text", "output format: text, json or csv")
 	fs.StringVar(&o.out, "o", "", "write the result to `FILE` (atomically) instead of standard output")
 	fs.IntVar(&o.maxStates, "max-states", 0, "refuse chains with more than `N` states (0: as many as half the available memory holds)")
+	fs.BoolVar(&o.verbose, "verbose", false, "print how long each stage took (load, compile, derive, solve) on standard error")
 	fs.BoolVar(&o.aggregate, "aggregate", true, "count identical copies of arrays P[n] instead of keeping each copy (same results, fewer states)")
 }
 

@@ -73,20 +73,26 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	}
 	var results []*models.Result
 	for _, name := range files {
+		timer := newStageTimer(o.verbose)
 		m, code := loadModel(e, "robustness", name)
 		if code >= 0 {
 			return code
 		}
+		timer.mark("load", "")
 		s, code := compileModel(e, name, m, &o)
 		if code >= 0 {
 			return code
 		}
+		timer.mark("compile", "")
 		pragmas, err := models.ReadPragmas(m.File)
 		if err != nil {
 			fmt.Fprintln(e.stderr, err)
 			return exitInvalid
 		}
 		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas}
+		if timer != nil {
+			mopt.Stage = timer.mark
+		}
 		var r *models.Result
 		why := "--flat was given"
 		var parts []*ctmc.Part
@@ -98,6 +104,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		}
 		if parts != nil {
 			r, err = models.AnalyzeParts(ctx, s, parts, mopt)
+			timer.mark("decomposed solve", fmt.Sprintf("%d parts", len(parts)))
 			if err == nil {
 				r.Why = fmt.Sprintf("%d independent parts, each solved on its own chain", len(parts))
 				if *sensitivity {
@@ -113,6 +120,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			if code >= 0 {
 				return code
 			}
+			timer.mark("derive", derivedDetail(c, timer))
 			r, err = models.Analyze(ctx, c, mopt)
 			if err == nil {
 				r.Why = why
@@ -126,6 +134,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 		r.Model = displayName(name)
+		timer.print(e.stderr, "robustness", r.Model)
 		for _, mr := range r.Machines {
 			if mr.Note != "" {
 				fmt.Fprintf(e.stderr, "%s: warning: machine %s: %s\n", displayName(name), mr.Name, mr.Note)

@@ -34,14 +34,17 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "steady", "--tolerance and --max-iterations must be positive and --omega in (0, 2)")
 	}
 	name := files[0]
+	timer := newStageTimer(o.verbose)
 	m, code := loadModel(e, "steady", name)
 	if code >= 0 {
 		return code
 	}
+	timer.mark("load", "")
 	c, code := deriveModel(ctx, e, "steady", name, m, &o)
 	if code >= 0 {
 		return code
 	}
+	timer.mark("compile and derive", derivedDetail(c, timer))
 	if len(c.Deadlocks) > 0 {
 		reportDeadlocks(e, name, c)
 		return exitInvalid
@@ -56,6 +59,8 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	}
 	tps := ctmc.Throughputs(c, res.Pi)
 	uts := ctmc.Utilisations(c, res.Pi)
+	timer.mark("steady state", fmt.Sprintf("%d sweeps", res.Iterations))
+	timer.print(e.stderr, "steady", displayName(name))
 	err = writeOutput(e, o.out, func(w io.Writer) error {
 		switch o.format {
 		case "json":

@@ -105,3 +105,77 @@ func BenchmarkMachines28x7(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStages2M times each stage of a flat robustness analysis on the
+// 2,250,423-state product chain of 32 applications on 7 machines (four
+// machines with five applications, three with four), generated here:
+// derivation, building the generator of all seven passages, one
+// uniformization step of all seven (all cores), and one machine's mean.
+func BenchmarkStages2M(b *testing.B) {
+	const apps, machines, states = 32, 7, 2250423
+	m, diags := lang.Load("bench.pepa", []byte(testmodels.Mapping(apps, machines, 1)))
+	if diags.HasErrors() {
+		b.Fatal(diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c *ctmc.Chain
+	b.Run("derive", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c = nil
+			if c, err = ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(c.N)/(b.Elapsed().Seconds()/float64(b.N)), "states/s")
+	})
+	if c == nil || c.N != states {
+		b.Fatalf("chain not derived or of the wrong size")
+	}
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(apps, machines) {
+		probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
+	}
+	q := UniformizationRate(c, probs)
+	var k *kernel
+	b.Run("generator", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			k = nil
+			if k, err = buildKernel(c, probs, q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(k.cSrc)+len(k.sSrc)), "entries")
+	})
+	if k == nil {
+		b.Fatal("no kernel")
+	}
+	b.Run("cdf-step", func(b *testing.B) {
+		L := k.lanes
+		v, y := make([]float64, c.N*L), make([]float64, c.N*L)
+		for i := range v {
+			v[i] = 1 / float64(c.N)
+		}
+		nblocks := (c.N + rowBlock - 1) / rowBlock
+		sink, rest := make([]float64, nblocks*L), make([]float64, nblocks*L)
+		p := newPool(nblocks)
+		defer p.close()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			p.run(func(blk int) {
+				k.step(v, y, blk*rowBlock, min((blk+1)*rowBlock, c.N), sink[blk*L:(blk+1)*L], rest[blk*L:(blk+1)*L])
+			})
+		}
+		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(len(k.cSrc)+len(k.sSrc)), "ns/entry")
+	})
+	b.Run("means", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			mean, _, err := MeanTimes(context.Background(), c, probs[0])
+			if err != nil || !(mean > 0) {
+				b.Fatalf("mean %g, %v", mean, err)
+			}
+		}
+	})
+}

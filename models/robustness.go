@@ -61,7 +61,7 @@ type MachineResult struct {
 	Quantile     float64 // the Options.Quantile quantile of F
 	Note         string
 	dist         *passage.Result
-	maxRest      float64   // largest mean remaining time over reachable states
+	maxRest      float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
 	alpha        []float64 // the passage's start distribution
 	// Sensitivity is set by Sensitivities.
 	Sensitivity *Sensitivity
@@ -158,13 +158,23 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		}
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
 	}
+	// Means from the series all passages shared: no linear solve, no
+	// second pass over the chain. The joint figures then bound their tails
+	// with the series too (maxRest NaN says so).
+	worstTail := 0.0
 	for k, i := range solved {
 		mr := &res.Machines[i]
-		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, probs[k]); err != nil {
-			return nil, err
+		var tail float64
+		if mr.Mean, tail, err = dists[k].SeriesMean(); err != nil {
+			return nil, fmt.Errorf("machine %s: %w", mr.Name, err)
 		}
+		mr.maxRest = math.NaN()
+		if math.IsInf(mr.Mean, 1) {
+			mr.maxRest = math.Inf(1)
+		}
+		worstTail = math.Max(worstTail, tail)
 	}
-	opt.stage("means", "")
+	opt.stage("means", fmt.Sprintf("from the series, tail estimate %.2g", worstTail))
 	for k, i := range solved {
 		mr := &res.Machines[i]
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
@@ -212,6 +222,15 @@ func (res *Result) productJoint(tol float64) {
 	tail := func(T float64) float64 {
 		s := 0.0
 		for j, d := range dists {
+			if math.IsNaN(rest[j]) {
+				// integral_T^inf (1 - F_j) from the series itself.
+				x, err := d.SeriesTail(T)
+				if err != nil {
+					return math.Inf(1)
+				}
+				s += x
+				continue
+			}
 			f, err := d.CDF(T)
 			if err != nil {
 				return math.Inf(1)

@@ -92,6 +92,12 @@ type Result struct {
 	// Reachable is false when no state of the start can reach the target
 	// (then every CDF value is exactly 0).
 	Reachable bool
+	// MayNeverEnd is true when the start can reach, before the passage
+	// ends, a state from which its target cannot be reached: the mean
+	// passage time is then infinite, however small that probability.
+	MayNeverEnd bool
+	// total is the mass of the start distribution (1 up to rounding).
+	total float64
 }
 
 // Iterations is the number of uniformization steps taken.
@@ -376,6 +382,10 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			}
 		}
 		r.Absorbed = append(r.Absorbed, a0)
+		r.MayNeverEnd = k.mayNeverEnd(c, pr, p)
+		for _, x := range pr.Alpha {
+			r.total += x
+		}
 		results[p] = r
 	}
 	// The series stops at the budget, or for a horizon at the right

@@ -119,6 +119,12 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	}
 	var probs []passage.Problem
 	var solved []int // machine index of each problem
+	if alpha == nil && opt.Semantics != passage.Plugin {
+		// One start vector for every machine (not one each: on a big
+		// chain that is 8 bytes a state per machine).
+		alpha = make([]float64, c.N)
+		alpha[0] = 1
+	}
 	res.Machines = make([]MachineResult, len(machines))
 	for i, m := range machines {
 		mr := &res.Machines[i]
@@ -133,10 +139,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 				return nil, fmt.Errorf("machine %s: %w", m.Name, err)
 			}
 		} else {
-			pr = passage.InitialProblem(c, m.Last)
-			if alpha != nil {
-				pr.Alpha = alpha
-			}
+			pr = passage.Problem{Alpha: alpha, TargetActions: m.Last}
 		}
 		probs = append(probs, pr)
 		solved = append(solved, i)

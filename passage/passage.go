@@ -369,6 +369,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 
 	results := make([]*Result, P)
 	v := make([]float64, n*L)
+	seen := make([]bool, n)
 	for p, pr := range probs {
 		r := &Result{Q: q, Epsilon: opt.Epsilon}
 		a0 := 0.0
@@ -382,7 +383,8 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			}
 		}
 		r.Absorbed = append(r.Absorbed, a0)
-		r.MayNeverEnd = k.mayNeverEnd(c, pr, p)
+		clear(seen)
+		r.MayNeverEnd = k.mayNeverEnd(c, pr, p, seen)
 		for _, x := range pr.Alpha {
 			r.total += x
 		}
@@ -533,8 +535,10 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	} else {
 		k.cIdx32, k.sIdx32 = make([]uint32, k.cPtr[n]), make([]uint32, k.sPtr[n])
 	}
-	cFill := append([]int64(nil), k.cPtr[:n]...)
-	sFill := append([]int64(nil), k.sPtr[:n]...)
+	// The row pointers serve as fill cursors (cPtr[j] moves from the
+	// start of row j to its end, which is the start of row j+1) and are
+	// shifted back afterwards: no copy of them is needed.
+	cFill, sFill := k.cPtr, k.sPtr
 	k.diag = make([]float64, n)
 	k.live = make([]uint8, n)
 	if k.anyZ {
@@ -591,6 +595,10 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			}
 		}
 	}
+	for j := n - 1; j >= 1; j-- {
+		k.cPtr[j], k.sPtr[j] = k.cPtr[j-1], k.sPtr[j-1]
+	}
+	k.cPtr[0], k.sPtr[0] = 0, 0
 	k.markLive(ends)
 	return k, nil
 }

@@ -87,11 +87,11 @@ func (r *Result) seriesIntegral(w *PoissonWeights) (float64, float64, error) {
 // mayNeverEnd reports whether passage p's start reaches, through
 // transitions that do not end it, a state outside its target that is not
 // live (cannot reach the target).
-func (k *kernel) mayNeverEnd(c *ctmc.Chain, pr Problem, p int) bool {
+// seen is a cleared buffer of N flags.
+func (k *kernel) mayNeverEnd(c *ctmc.Chain, pr Problem, p int, seen []bool) bool {
 	mask := targetMask([]Problem{pr})
 	bit := uint8(1) << uint(p)
 	inTarget := func(j int32) bool { return k.zero != nil && k.zero[j]&bit != 0 }
-	seen := make([]bool, c.N)
 	var stack []int32
 	for i, x := range pr.Alpha {
 		if x > 0 && !inTarget(int32(i)) {

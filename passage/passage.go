@@ -317,9 +317,9 @@ type kernel struct {
 	// special entry carries its value once and a mask of the lanes whose
 	// passage it ends: for those its mass goes to the passage's target
 	// (the sink), for the others it moves as a common entry would.
-	cPtr  []int64
+	cPtr  []uint32 // 4-byte offsets: buildKernel refuses more entries
 	cSrc  []int32
-	sPtr  []int64
+	sPtr  []uint32
 	sSrc  []int32
 	sMask []uint8
 	// An entry's value r/q is val[idx] with idx its index into the chain's
@@ -505,8 +505,11 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		}
 	}
 	// Count entries per target row.
-	k.cPtr = make([]int64, n+1)
-	k.sPtr = make([]int64, n+1)
+	if int64(len(c.Col)) > math.MaxUint32 {
+		return nil, fmt.Errorf("the chain has %d transitions, more than the %d the passage kernel indexes", len(c.Col), uint32(math.MaxUint32))
+	}
+	k.cPtr = make([]uint32, n+1)
+	k.sPtr = make([]uint32, n+1)
 	for i := 0; i < n; i++ {
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j := c.Col[e]

@@ -140,13 +140,13 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			lo, end := next+k*per, min(hi, next+(k+1)*per)
 			x := workers[k]
 			if k == used-1 {
-				x.expand(states, set, direct, lo, end)
+				x.expand(states, set, direct, rates, lo, end)
 				break
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				x.expand(states, set, direct, lo, end)
+				x.expand(states, set, direct, rates, lo, end)
 			}()
 		}
 		wg.Wait()
@@ -180,6 +180,10 @@ type explorer struct {
 
 	lo, hi int // the states of the run
 	rows   rowBuffer
+
+	// A direct-mapped cache of the rate table, read-only during expand.
+	rateKey [rateCacheSize]uint64
+	rateIdx [rateCacheSize]int32 // index + 1; 0: empty
 }
 
 // rowBuffer holds the merged transitions of a run of states: per state
@@ -190,6 +194,7 @@ type rowBuffer struct {
 	idx   []int32
 	act   []int32
 	rate  []float64
+	ridx  []int32 // index of the rate in the chain's table, or -1: not there yet
 	radix []int64
 	tgt   []uint64 // Words per transition
 	// The first error of the run: its state, how many of its transitions
@@ -215,11 +220,11 @@ func (s *Structure) explorers(n int) []*explorer {
 
 // expand computes the merged transitions of states lo..hi-1. It only reads
 // states and the index, so several explorers can run at once.
-func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, lo, hi int) {
+func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateInterner, lo, hi int) {
 	s, w := x.s, x.s.Words
 	x.lo, x.hi = lo, hi
 	b := &x.rows
-	b.count, b.idx, b.act, b.rate, b.radix, b.tgt = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.radix[:0], b.tgt[:0]
+	b.count, b.idx, b.act, b.rate, b.ridx, b.radix, b.tgt = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.ridx[:0], b.radix[:0], b.tgt[:0]
 	b.errState, b.errMsg = -1, nil
 	out, target := &x.out, x.target
 	var e evalError
@@ -281,6 +286,9 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			b.radix = append(b.radix, targetRadix)
 			b.tgt = append(b.tgt, target...)
 		}
+		for r := rowStart; r < len(b.idx); r++ {
+			b.ridx = append(b.ridx, x.rateIndex(rates, b.rate[r]))
+		}
 		b.count = append(b.count, int32(len(b.idx)-rowStart))
 	}
 }
@@ -331,7 +339,7 @@ func (x *explorer) commit(c *Chain, set stateIndex, rates *rateInterner, rowPtr 
 		c.Act = grow(c.Act, e, hint)
 	}
 	c.Col = append(c.Col, b.idx[:e]...)
-	rates.add(c, b.rate[:e], hint)
+	rates.addIndexed(c, b.rate[:e], b.ridx[:e], hint)
 	c.Act = append(c.Act, b.act[:e]...)
 	return nil
 }
@@ -385,6 +393,49 @@ func (r *rateInterner) add(c *Chain, rates []float64, hint int) {
 		r.cacheKey[slot], r.cacheIdx[slot] = bits, int32(i)+1
 		c.RateIndex = append(c.RateIndex, i)
 	}
+}
+
+// addIndexed is add for rates whose indices the explorers looked up
+// (-1 for those not in the table when they looked).
+func (r *rateInterner) addIndexed(c *Chain, rates []float64, idx []int32, hint int) {
+	if r.full {
+		r.add(c, rates, hint)
+		return
+	}
+	if cap(c.RateIndex)-len(c.RateIndex) < len(rates) {
+		c.RateIndex = grow(c.RateIndex, len(rates), hint)
+	}
+	for k, i := range idx {
+		if i < 0 {
+			// Rare: a rate first met in this run.
+			r.add(c, rates[k:k+1], hint)
+			if r.full {
+				r.add(c, rates[k+1:], hint)
+				return
+			}
+			continue
+		}
+		c.RateIndex = append(c.RateIndex, uint16(i))
+	}
+}
+
+// rateIndex looks rate up in the table without changing it (explorers run
+// at once): its index, or -1.
+func (x *explorer) rateIndex(r *rateInterner, rate float64) int32 {
+	if r.full {
+		return -1
+	}
+	bits := math.Float64bits(rate)
+	slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
+	if x.rateIdx[slot] != 0 && x.rateKey[slot] == bits {
+		return x.rateIdx[slot] - 1
+	}
+	i, ok := r.index[bits]
+	if !ok {
+		return -1
+	}
+	x.rateKey[slot], x.rateIdx[slot] = bits, int32(i)+1
+	return int32(i)
 }
 
 // spill switches c to explicit rates and appends the remaining ones.

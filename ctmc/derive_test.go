@@ -135,6 +135,26 @@ func TestRateTableSpills(t *testing.T) {
 			t.Fatalf("rate %d = %g, want %g", e, got, x)
 		}
 	}
+	// The same through addIndexed, as commit drives it: indices known to
+	// the explorers for the repeated rate, -1 for the others.
+	c2, r2 := &Chain{}, newRateInterner()
+	r2.add(c2, []float64{7}, 0)
+	for off := 0; off < len(want); off += 10000 {
+		batch := want[off : off+10000]
+		idx := make([]int32, len(batch))
+		for k, x := range batch {
+			idx[k] = -1
+			if x == 7 && !r2.full {
+				idx[k] = 0
+			}
+		}
+		r2.addIndexed(c2, batch, idx, 0)
+	}
+	for e, x := range want {
+		if got := c2.RateAt(int64(e) + 1); got != x {
+			t.Fatalf("addIndexed: rate %d = %g, want %g", e, got, x)
+		}
+	}
 	small := &Chain{}
 	r = newRateInterner()
 	r.add(small, []float64{1, 2, 1, 3, 2}, 0)

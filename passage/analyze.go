@@ -46,6 +46,9 @@ type AnalyzeOptions struct {
 	// Progress, if not nil, receives the uniformization's progress
 	// (Options.Progress).
 	Progress func(step, max int)
+	// Stage, if not nil, is called at the end of each stage (see
+	// Options.Stage), for timing.
+	Stage func(name, detail string)
 }
 
 // Point is the distribution at one time of the grid.
@@ -167,7 +170,7 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	for _, t := range q.Times {
 		horizon = math.Max(horizon, t)
 	}
-	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress}
+	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress, Stage: opt.Stage}
 	rs, err := Solve(ctx, c, []Problem{a.Problem}, popt)
 	if err != nil {
 		return nil, err
@@ -198,7 +201,20 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		}
 		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
 	}
-	a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
+	if r.Complete {
+		// The series is complete: the mean is its sum (SeriesMean), no
+		// linear solve needed.
+		a.Mean, _, a.MeanErr = r.SeriesMean()
+	} else {
+		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
+	}
+	if opt.Stage != nil {
+		how := "linear solve"
+		if r.Complete {
+			how = "from the series"
+		}
+		opt.Stage("CDF values, quantiles and mean", how)
+	}
 	if a.MeanErr != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

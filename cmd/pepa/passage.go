@@ -72,10 +72,12 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		}
 	}
 	name := files[0]
+	timer := newStageTimer(o.verbose)
 	m, code := loadModel(e, "passage", name)
 	if code >= 0 {
 		return code
 	}
+	timer.mark("load", "")
 	fail := func(err error) int {
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -92,12 +94,17 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	aopt := passage.AnalyzeOptions{Epsilon: *eps}
 	deriveCode := -1
 	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
+		timer.mark("compile", "")
 		c, code := deriveStructure(ctx, e, "passage", name, s, &o)
 		if code >= 0 {
 			deriveCode = code
 			return nil, errDerivationReported
 		}
+		timer.mark("derive", derivedDetail(c, timer))
 		return c, nil
+	}
+	if timer != nil {
+		aopt.Stage = timer.mark
 	}
 	if e.stderrTerminal {
 		aopt.Progress = func(step, max int) {
@@ -118,6 +125,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	if err != nil {
 		return fail(err)
 	}
+	timer.print(e.stderr, "passage", displayName(name))
 	c, r, semantics, solved, why := an.Chain, an.Result, an.Semantics, an.Solved, an.SolvedWhy
 	if !r.Reachable {
 		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", displayName(name))

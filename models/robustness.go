@@ -25,6 +25,12 @@ type Options struct {
 	// Stage, if not nil, is called at the end of each stage (see
 	// passage.Options.Stage), for timing.
 	Stage func(name, detail string)
+	// ReleaseChain lets Analyze drop the chain's transitions once the
+	// passages' generator is built, when nothing after needs them
+	// (independent machines or plug-in semantics: the joint figures come
+	// from the distributions): see passage.Options.ReleaseChain. For a
+	// caller that analyses a big chain once.
+	ReleaseChain bool
 }
 
 func (o *Options) stage(name, detail string) {
@@ -148,7 +154,8 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
 	}
 	opt.stage("start", "")
-	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage})
+	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin)
+	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage, ReleaseChain: release})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package passage
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
@@ -102,4 +103,36 @@ func widen(a []uint16) []uint32 {
 		out[i] = uint32(x)
 	}
 	return out
+}
+
+// TestReleaseChain: a Solve that releases the chain's transitions gives the
+// same series as one that keeps them, and leaves the states and row
+// pointers.
+func TestReleaseChain(t *testing.T) {
+	src := testmodels.Mapping(6, 3, 1)
+	var want, got []*Result
+	for _, release := range []bool{false, true} {
+		c := chainOf(t, src)
+		var probs []Problem
+		for _, acts := range testmodels.LastActions(6, 3) {
+			probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
+		}
+		rs, err := Solve(context.Background(), c, probs, Options{Complete: true, ReleaseChain: release})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if release {
+			got = rs
+			if c.Col != nil || c.Act != nil || c.RateIndex != nil || len(c.RowPtr) != c.N+1 || len(c.States) == 0 {
+				t.Errorf("after release: %d columns, %d actions, %d rate indices, %d row pointers", len(c.Col), len(c.Act), len(c.RateIndex), len(c.RowPtr))
+			}
+		} else {
+			want = rs
+		}
+	}
+	for p := range want {
+		if !slices.Equal(want[p].Absorbed, got[p].Absorbed) {
+			t.Errorf("passage %d: series differ", p)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,12 @@ type Options struct {
 	// computation (the uniformization rate, building the generator, the
 	// steps) with its name and a detail, for timing.
 	Stage func(name, detail string)
+	// ReleaseChain lets Solve drop the chain's transitions (Col, Act and
+	// the rates; the states and row pointers stay) once the last block's
+	// generator is built, and return the memory to the system before the
+	// vectors of the steps are made: on a big chain that is most of the
+	// peak. The caller must not use the transitions afterwards.
+	ReleaseChain bool
 }
 
 func (o *Options) stage(name, detail string) {
@@ -288,7 +295,9 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {
 		end := min(start+maxBlock, len(probs))
-		rs, err := solveBlock(ctx, c, probs[start:end], q, len(probs), opt)
+		blockOpt := opt
+		blockOpt.ReleaseChain = opt.ReleaseChain && end == len(probs) // the last block
+		rs, err := solveBlock(ctx, c, probs[start:end], q, len(probs), blockOpt)
 		if err != nil {
 			return nil, err
 		}
@@ -389,6 +398,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			r.total += x
 		}
 		results[p] = r
+	}
+	if opt.ReleaseChain {
+		// Everything below reads the kernel only.
+		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
+		debug.FreeOSMemory()
 	}
 	// The series stops at the budget, or for a horizon at the right
 	// truncation point of q*Horizon (+1: the density needs one more), or

@@ -121,6 +121,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 				return code
 			}
 			timer.mark("derive", derivedDetail(c, timer))
+			mopt.ReleaseChain = true // c is not used after the analysis
 			r, err = models.Analyze(ctx, c, mopt)
 			if err == nil {
 				r.Why = why

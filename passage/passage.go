@@ -562,24 +562,24 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		k.zero = make([]uint8, n)
 	}
 	ends := make([]uint8, n) // lane mask: j has a transition that ends the lane's passage
-	leave := make([]float64, P)
+	var withStates []int     // the passages with target states
+	for p, pr := range probs {
+		if pr.TargetStates != nil {
+			withStates = append(withStates, p)
+		}
+	}
 	for i := 0; i < n; i++ {
-		clear(leave)
 		all := 0.0
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j, a, r := c.Col[e], c.Act[e], c.RateAt(e)
-			m := mask.of(a)
-			for p, pr := range probs {
-				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
-				if int(j) == i && !toTarget {
-					continue // a self-loop that ends nothing changes nothing
-				}
-				leave[p] += r
-				if toTarget {
+			j, r := c.Col[e], c.RateAt(e)
+			m := mask.of(c.Act[e])
+			for _, p := range withStates {
+				if probs[p].TargetStates[j] {
 					ends[i] |= 1 << uint(p)
 				}
 			}
 			if m != 0 {
+				ends[i] |= uint8(m)
 				f := sFill[j]
 				k.sSrc[f], k.sMask[f] = int32(i), uint8(m)
 				if small {
@@ -602,13 +602,17 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			}
 		}
 		k.diag[i] = 1 - all/q
-		for p := 0; p < P; p++ {
-			if probs[p].TargetStates != nil && probs[p].TargetStates[i] {
+		for _, p := range withStates {
+			if probs[p].TargetStates[i] {
 				k.zero[i] |= 1 << uint(p)
-				continue
 			}
-			if !(1-leave[p]/q >= 0) {
-				return nil, fmt.Errorf("uniformization rate %g is below the rate %g at which state %d is left once passage %d's target is absorbing (negative diagonal)", q, leave[p], i, p)
+		}
+		// Each passage leaves i at a rate of at most all (its share of
+		// the special self-loops is at most all of them), so only a
+		// negative diag needs the passages one by one.
+		if !(k.diag[i] >= 0) {
+			if err := checkLeave(c, probs, mask, i, q); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -618,6 +622,28 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	k.cPtr[0], k.sPtr[0] = 0, 0
 	k.markLive(ends)
 	return k, nil
+}
+
+// checkLeave fails if a passage outside whose target state i is leaves i
+// at a rate above q (its diagonal entry would be negative).
+func checkLeave(c *ctmc.Chain, probs []Problem, mask actionMask, i int, q float64) error {
+	for p, pr := range probs {
+		if pr.TargetStates != nil && pr.TargetStates[i] {
+			continue
+		}
+		leave := 0.0
+		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+			j := c.Col[e]
+			toTarget := mask.of(c.Act[e])&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
+			if int(j) != i || toTarget {
+				leave += c.RateAt(e)
+			}
+		}
+		if !(1-leave/q >= 0) {
+			return fmt.Errorf("uniformization rate %g is below the rate %g at which state %d is left once passage %d's target is absorbing (negative diagonal)", q, leave, i, p)
+		}
+	}
+	return nil
 }
 
 // rateIndices numbers the chain's distinct rates: the chain's own table

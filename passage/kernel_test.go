@@ -13,7 +13,8 @@ import (
 // 4-byte rate indices (chains with more than 65,536 distinct rates) as
 // with 2-byte ones, and the same, to rounding, as a step computed here
 // from the chain's transitions directly (the uniformized matrix with the
-// passages' targets absorbing), for one passage and for a block.
+// passages' targets absorbing), for one passage, a block of 8 lanes and
+// one of two groups of 8.
 func TestKernelIndexWidths(t *testing.T) {
 	c := chainOf(t, testmodels.Mapping(6, 3, 1))
 	var probs []Problem
@@ -22,7 +23,13 @@ func TestKernelIndexWidths(t *testing.T) {
 	}
 	// A target given by states, too: the states entered by compute1.
 	probs = append(probs, StateProblem(c, EnteredBy(c, actions(t, c, "compute1"))))
-	for _, block := range [][]Problem{probs[:1], probs} {
+	// Thirteen passages: two groups of 8 lanes.
+	var many []Problem
+	for len(many) < 13 {
+		many = append(many, probs...)
+	}
+	many = many[:13]
+	for _, block := range [][]Problem{probs[:1], probs, many} {
 		q := UniformizationRate(c, block)
 		k, err := buildKernel(c, block, q)
 		if err != nil {
@@ -34,7 +41,7 @@ func TestKernelIndexWidths(t *testing.T) {
 		L := k.lanes
 		v := make([]float64, c.N*L)
 		for i := range v {
-			if i%L < len(block) && (k.zero == nil || k.zero[i/L]>>uint(i%L)&1 == 0) {
+			if i%L < len(block) && (k.zero == nil || !hasLane(k.zero, k.groups, i/L, i%L)) {
 				v[i] = float64(1+i%7) / float64(7*c.N)
 			}
 		}
@@ -133,6 +140,29 @@ func TestReleaseChain(t *testing.T) {
 	for p := range want {
 		if !slices.Equal(want[p].Absorbed, got[p].Absorbed) {
 			t.Errorf("passage %d: series differ", p)
+		}
+	}
+}
+
+// TestManyPassagesOnePass: nine passages solved together (two groups
+// of lanes, one sweep of the matrix a step) give each passage's series as
+// solving it alone does, to rounding.
+func TestManyPassagesOnePass(t *testing.T) {
+	c := chainOf(t, testmodels.Mapping(16, 9, 1))
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(16, 9) {
+		probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
+	}
+	all, err := Solve(context.Background(), c, probs, Options{Horizon: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, pr := range probs {
+		alone := solveOne(t, c, pr, Options{Horizon: 20, Q: all[p].Q})
+		for _, at := range []float64{1, 5, 20} {
+			if a, b := cdf(t, all[p], at), cdf(t, alone, at); math.Abs(a-b) > 1e-13 {
+				t.Errorf("passage %d at %g: together %.15g, alone %.15g", p, at, a, b)
+			}
 		}
 	}
 }

@@ -309,7 +309,7 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 // maxBlock is the most passages that share a sweep: the vectors of a block
 // are interleaved in rows of 8 lanes, which the kernel handles without
 // loops or bounds checks.
-const maxBlock = 8
+const maxBlock = 64
 
 // rowBlock is the number of rows one worker takes at a time. It does not
 // depend on the number of cores, and sums over rows are reduced block by
@@ -318,7 +318,10 @@ const rowBlock = 4096
 
 type kernel struct {
 	n, p  int
-	lanes int // 1 for a single passage, else 8 (unused lanes stay zero)
+	lanes int // 1 for a single passage, else 8 per group (unused lanes stay zero)
+	// groups of 8 lanes: a state's lane masks (zero, live) and a special
+	// entry's are one byte per group.
+	groups int
 	// Transposed, uniformized matrix, split into entries whose action ends
 	// no passage of the block (common: every transition to another state
 	// with such an action) and the others (special: every transition whose
@@ -352,7 +355,15 @@ type kernel struct {
 }
 
 // isLive reports whether state j is live for passage p.
-func (k *kernel) isLive(j, p int) bool { return k.live[j]>>uint(p)&1 != 0 }
+func (k *kernel) isLive(j, p int) bool { return hasLane(k.live, k.groups, j, p) }
+
+// hasLane reports whether lane p is set in the masks of item j.
+func hasLane(mask []uint8, groups, j, p int) bool {
+	return mask[j*groups+p/8]>>uint(p%8)&1 != 0
+}
+
+// setLane sets lane p in the masks of item j.
+func setLane(mask []uint8, groups, j, p int) { mask[j*groups+p/8] |= 1 << uint(p%8) }
 
 // keepLane[m][p] is 0 if mask m has lane p, else 1: a special entry's
 // share that stays in the chain, lane by lane.
@@ -511,7 +522,11 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	if P > 1 {
 		L = 8
 	}
-	k := &kernel{n: n, p: P, lanes: L}
+	G := (P + 7) / 8
+	if P > 1 {
+		L = 8 * G
+	}
+	k := &kernel{n: n, p: P, lanes: L, groups: G}
 	mask := targetMask(probs)
 	for _, pr := range probs {
 		if pr.TargetStates != nil {
@@ -540,7 +555,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		k.sPtr[j+1] += k.sPtr[j]
 	}
 	k.cSrc = make([]int32, k.cPtr[n])
-	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, k.sPtr[n])
+	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, int(k.sPtr[n])*G)
 	rateOf, table := rateIndices(c)
 	k.val = make([]float64, len(table))
 	for i, r := range table {
@@ -557,12 +572,12 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	// shifted back afterwards: no copy of them is needed.
 	cFill, sFill := k.cPtr, k.sPtr
 	k.diag = make([]float64, n)
-	k.live = make([]uint8, n)
+	k.live = make([]uint8, n*G)
 	if k.anyZ {
-		k.zero = make([]uint8, n)
+		k.zero = make([]uint8, n*G)
 	}
-	ends := make([]uint8, n) // lane mask: j has a transition that ends the lane's passage
-	var withStates []int     // the passages with target states
+	ends := make([]uint8, n*G) // lane masks: j has a transition that ends the lane's passage
+	var withStates []int       // the passages with target states
 	for p, pr := range probs {
 		if pr.TargetStates != nil {
 			withStates = append(withStates, p)
@@ -575,13 +590,16 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			m := mask.of(c.Act[e])
 			for _, p := range withStates {
 				if probs[p].TargetStates[j] {
-					ends[i] |= 1 << uint(p)
+					setLane(ends, G, i, p)
 				}
 			}
 			if m != 0 {
-				ends[i] |= uint8(m)
 				f := sFill[j]
-				k.sSrc[f], k.sMask[f] = int32(i), uint8(m)
+				k.sSrc[f] = int32(i)
+				for g := 0; g < G; g++ {
+					ends[i*G+g] |= uint8(m >> uint(8*g))
+					k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
+				}
 				if small {
 					k.sIdx16[f] = uint16(rateOf(e))
 				} else {
@@ -604,7 +622,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		k.diag[i] = 1 - all/q
 		for _, p := range withStates {
 			if probs[p].TargetStates[i] {
-				k.zero[i] |= 1 << uint(p)
+				setLane(k.zero, G, i, p)
 			}
 		}
 		// Each passage leaves i at a rate of at most all (its share of
@@ -673,11 +691,13 @@ func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
 // can never be absorbed, so it does not count as rest.
 func (k *kernel) markLive(ends []uint8) {
 	stack := make([]int32, 0, 1024)
+	G := k.groups
 	for p := 0; p < k.p; p++ {
-		bit := uint8(1) << uint(p)
+		bit := uint8(1) << uint(p%8)
+		g := p / 8
 		for j := 0; j < k.n; j++ {
-			if ends[j]&bit != 0 && !(k.zero != nil && k.zero[j]&bit != 0) {
-				k.live[j] |= bit
+			if ends[j*G+g]&bit != 0 && !(k.zero != nil && k.zero[j*G+g]&bit != 0) {
+				k.live[j*G+g] |= bit
 				stack = append(stack, int32(j))
 			}
 		}
@@ -685,8 +705,9 @@ func (k *kernel) markLive(ends []uint8) {
 			j := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			visit := func(i int32) {
-				if k.live[i]&bit == 0 && !(k.zero != nil && k.zero[i]&bit != 0) {
-					k.live[i] |= bit
+				at := int(i)*G + g
+				if k.live[at]&bit == 0 && !(k.zero != nil && k.zero[at]&bit != 0) {
+					k.live[at] |= bit
 					stack = append(stack, i)
 				}
 			}
@@ -754,75 +775,86 @@ func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 	rest[0] += sumRest
 }
 
-// step8 is step for a block of passages in 8 interleaved lanes, written out
-// lane by lane (no inner loop, one bounds check per row of v).
+// step8 is step for a block of passages in groups of 8 interleaved lanes,
+// each group written out lane by lane (no inner loop, one bounds check per
+// row of v). The groups are taken row by row, so a row's entries are
+// read from memory once and from cache for the other groups.
 func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
-	var sk, rs [8]float64
+	var sk, rs [maxBlock]float64
+	G := k.groups
+	L := k.lanes
 	for j := lo; j < hi; j++ {
-		b := j * 8
-		vj := (*[8]float64)(v[b : b+8])
 		d := k.diag[j]
-		a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
-		a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
-		for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
-			x := k.val[cIdx[e]]
-			s := (*[8]float64)(v[int(k.cSrc[e])*8:][:8])
-			a0 += x * s[0]
-			a1 += x * s[1]
-			a2 += x * s[2]
-			a3 += x * s[3]
-			a4 += x * s[4]
-			a5 += x * s[5]
-			a6 += x * s[6]
-			a7 += x * s[7]
-		}
-		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			x := k.val[sIdx[e]]
-			s := (*[8]float64)(v[int(k.sSrc[e])*8:][:8])
-			keep := &keepLane[k.sMask[e]]
-			// keep is 0 or 1, so t - t*keep is t or 0 exactly.
-			t0, t1, t2, t3 := x*s[0], x*s[1], x*s[2], x*s[3]
-			t4, t5, t6, t7 := x*s[4], x*s[5], x*s[6], x*s[7]
-			k0, k1, k2, k3 := t0*keep[0], t1*keep[1], t2*keep[2], t3*keep[3]
-			k4, k5, k6, k7 := t4*keep[4], t5*keep[5], t6*keep[6], t7*keep[7]
-			a0 += k0
-			a1 += k1
-			a2 += k2
-			a3 += k3
-			a4 += k4
-			a5 += k5
-			a6 += k6
-			a7 += k7
-			sk[0] += t0 - k0
-			sk[1] += t1 - k1
-			sk[2] += t2 - k2
-			sk[3] += t3 - k3
-			sk[4] += t4 - k4
-			sk[5] += t5 - k5
-			sk[6] += t6 - k6
-			sk[7] += t7 - k7
-		}
-		acc := [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
-		if k.anyZ {
-			if z := k.zero[j]; z != 0 {
+		c0, c1 := k.cPtr[j], k.cPtr[j+1]
+		s0, s1 := k.sPtr[j], k.sPtr[j+1]
+		for g := 0; g < G; g++ {
+			off := 8 * g
+			b := j*L + off
+			vj := (*[8]float64)(v[b : b+8])
+			a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
+			a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
+			for e := c0; e < c1; e++ {
+				x := k.val[cIdx[e]]
+				s := (*[8]float64)(v[int(k.cSrc[e])*L+off:][:8])
+				a0 += x * s[0]
+				a1 += x * s[1]
+				a2 += x * s[2]
+				a3 += x * s[3]
+				a4 += x * s[4]
+				a5 += x * s[5]
+				a6 += x * s[6]
+				a7 += x * s[7]
+			}
+			skg := (*[8]float64)(sk[off : off+8])
+			for e := s0; e < s1; e++ {
+				x := k.val[sIdx[e]]
+				s := (*[8]float64)(v[int(k.sSrc[e])*L+off:][:8])
+				keep := &keepLane[k.sMask[int(e)*G+g]]
+				// keep is 0 or 1, so t - t*keep is t or 0 exactly.
+				t0, t1, t2, t3 := x*s[0], x*s[1], x*s[2], x*s[3]
+				t4, t5, t6, t7 := x*s[4], x*s[5], x*s[6], x*s[7]
+				k0, k1, k2, k3 := t0*keep[0], t1*keep[1], t2*keep[2], t3*keep[3]
+				k4, k5, k6, k7 := t4*keep[4], t5*keep[5], t6*keep[6], t7*keep[7]
+				a0 += k0
+				a1 += k1
+				a2 += k2
+				a3 += k3
+				a4 += k4
+				a5 += k5
+				a6 += k6
+				a7 += k7
+				skg[0] += t0 - k0
+				skg[1] += t1 - k1
+				skg[2] += t2 - k2
+				skg[3] += t3 - k3
+				skg[4] += t4 - k4
+				skg[5] += t5 - k5
+				skg[6] += t6 - k6
+				skg[7] += t7 - k7
+			}
+			acc := [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
+			if k.anyZ {
+				if z := k.zero[j*G+g]; z != 0 {
+					for p := range acc {
+						if z>>uint(p)&1 != 0 {
+							skg[p] += acc[p]
+							acc[p] = 0
+						}
+					}
+				}
+			}
+			*(*[8]float64)(y[b : b+8]) = acc
+			if lv := k.live[j*G+g]; lv != 0 {
+				rsg := (*[8]float64)(rs[off : off+8])
 				for p := range acc {
-					if z>>uint(p)&1 != 0 {
-						sk[p] += acc[p]
-						acc[p] = 0
+					if lv>>uint(p)&1 != 0 {
+						rsg[p] += acc[p]
 					}
 				}
 			}
 		}
-		*(*[8]float64)(y[b : b+8]) = acc
-		if lv := k.live[j]; lv != 0 {
-			for p := range acc {
-				if lv>>uint(p)&1 != 0 {
-					rs[p] += acc[p]
-				}
-			}
-		}
 	}
-	for p := range sk {
+	for p := 0; p < L; p++ {
 		sink[p] += sk[p]
 		rest[p] += rs[p]
 	}

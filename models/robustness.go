@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sort"
 
 	"gonum.org/v1/gonum/integrate/quad"
@@ -155,6 +156,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	}
 	opt.stage("start", "")
 	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin)
+	if release {
+		debug.FreeOSMemory() // what the derivation left behind, before the generator is built
+	}
 	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage, ReleaseChain: release})
 	if err != nil {
 		return nil, err

@@ -388,7 +388,6 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	L := k.lanes
 
 	results := make([]*Result, P)
-	v := make([]float64, n*L)
 	seen := make([]bool, n)
 	for p, pr := range probs {
 		r := &Result{Q: q, Epsilon: opt.Epsilon}
@@ -398,22 +397,29 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 				a0 += x
 				r.Reachable = r.Reachable || x > 0
 			} else {
-				v[i*L+p] = x
 				r.Reachable = r.Reachable || (x > 0 && k.isLive(i, p))
 			}
+			r.total += x
 		}
 		r.Absorbed = append(r.Absorbed, a0)
 		clear(seen)
 		r.MayNeverEnd = k.mayNeverEnd(c, pr, p, seen)
-		for _, x := range pr.Alpha {
-			r.total += x
-		}
 		results[p] = r
 	}
+	seen = nil
 	if opt.ReleaseChain {
-		// Everything below reads the kernel only.
+		// Everything below reads the kernel only; the vectors are made
+		// after the memory is returned.
 		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
 		debug.FreeOSMemory()
+	}
+	v := make([]float64, n*L)
+	for p, pr := range probs {
+		for i, x := range pr.Alpha {
+			if pr.TargetStates == nil || !pr.TargetStates[i] {
+				v[i*L+p] = x
+			}
+		}
 	}
 	// The series stops at the budget, or for a horizon at the right
 	// truncation point of q*Horizon (+1: the density needs one more), or

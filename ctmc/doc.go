@@ -16,7 +16,12 @@
 // state are computed bottom-up over the cooperation tree in reused buffers
 // with the apparent-rate rule of PEPA (semantics.md section 1), and states
 // are numbered in discovery order, the initial state 0, so numbering and
-// exports are the same on every run. The state index is a direct-address
+// exports are the same on every run. Exploration takes chunks of consecutive
+// states: all cores compute their transitions (each worker on its own copy
+// of the evaluation tree, reading the index only), then one goroutine
+// numbers the new targets in state order, so the numbering is exactly the
+// single-threaded one whatever the number of cores (a test compares the
+// two entry for entry). The state index is a direct-address
 // table on the state's mixed-radix number when the product of the local
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object.
@@ -33,7 +38,9 @@
 // # Storage
 //
 // The chain is stored in CSR form: RowPtr (int64), Col (int32 targets),
-// Rate (float64) and Act (int32 action ids), one entry per transition,
+// the rates (RateAt: a 2-byte index into RateTable, the chain's distinct
+// rates, when there are at most 65,536 of them, else Rates, float64) and
+// Act (int32 action ids), one entry per transition,
 // self-loops kept (they are firings, for throughput and for action-based
 // passages) but left out of exit rates. The CSR type is this package's own:
 // github.com/james-bowman/sparse, named in the original design, cannot be

@@ -32,9 +32,13 @@
 // early stop, plus rounding (about 1e-16 per step). Densities are within
 // q * epsilon. CDFs are clamped to [0, 1] and never decrease along a grid
 // (the weights shift monotonically and a_k does not decrease). Mean passage
-// times come from a linear solve (Gauss-Seidel to a relative residual of
-// 1e-13), never from integrating a truncated CDF; they are +Inf when the
-// passage may never end.
+// times come from a linear solve (MeanTimes), or, when the series is
+// complete, from the series itself (Result.SeriesMean): E[T] is the sum over
+// k of P(K > k), the mass not absorbed after k jumps, divided by q, with the
+// geometric tail beyond the last step estimated from the series' own decay
+// (below a relative 1e-10 of the mean for the default epsilon); both are
+// +Inf when the passage may never end (Result.MayNeverEnd: a forward search
+// from the start meets a state that cannot reach the target).
 //
 // # Kernel
 //
@@ -44,9 +48,16 @@
 //
 // The matrix is stored transposed (a gather: row j lists the states that
 // move into j), split into entries no passage redirects and the few that
-// some passage does. Several passages over one chain (one per machine)
-// share each sweep, with their vectors interleaved so that each matrix
-// entry is read once for all. Rows are cut into fixed blocks of 4096 that
+// some passage ends (with a byte per group of 8 passages saying which; for
+// those the mass goes to the passage's sink instead). Memory is per state
+// and per entry, not per passage: one diagonal value per state, lane masks
+// (target, live) of a byte per group, 4-byte row offsets, and an entry is a
+// 4-byte source and a 2-byte index into the chain's distinct values r/q (4
+// bytes past 65,536 of them). Up to 64 passages over one chain (one per
+// machine) share each sweep, with their vectors interleaved in groups of 8
+// lanes so that each matrix entry is read from memory once for all.
+// Options.ReleaseChain lets Solve drop the chain's transitions once the
+// generator is built, before the vectors are made. Rows are cut into fixed blocks of 4096 that
 // the cores take in turn; per-block partial sums are reduced in block order,
 // so results are bit-for-bit the same whatever GOMAXPROCS is.
 package passage

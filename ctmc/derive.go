@@ -180,6 +180,7 @@ type explorer struct {
 
 	lo, hi int // the states of the run
 	rows   rowBuffer
+	moving []*Leaf // the leaves with more than one local state: the others add 0 to a radix
 
 	// A direct-mapped cache of the rate table, read-only during expand.
 	rateKey [rateCacheSize]uint64
@@ -214,8 +215,22 @@ func (s *Structure) explorers(n int) []*explorer {
 			r = cloneTree(root, s.Words)
 		}
 		out[k] = &explorer{s: s, root: r, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
+		for _, l := range s.Leaves {
+			if l.NumLocal > 1 {
+				out[k].moving = append(out[k].moving, l)
+			}
+		}
 	}
 	return out
+}
+
+// radix is the mixed-radix number of a packed state (Structure.radix).
+func (x *explorer) radix(state []uint64) int64 {
+	r := int64(0)
+	for _, l := range x.moving {
+		r += int64(l.Local(state)) * l.stride
+	}
+	return r
 }
 
 // expand computes the merged transitions of states lo..hi-1. It only reads
@@ -230,7 +245,10 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 	var e evalError
 	for i := lo; i < hi; i++ {
 		cur := states[i*w : (i+1)*w]
-		curRadix := s.radix(cur)
+		curRadix := int64(0)
+		if direct != nil {
+			curRadix = x.radix(cur)
+		}
 		out.reset()
 		x.root.eval(cur, out, &e)
 		rowStart := len(b.idx)

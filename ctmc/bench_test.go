@@ -50,7 +50,7 @@ func benchDeriveModel(b *testing.B, src string, wantStates int, derive func(cont
 	b.ReportMetric(float64(c.N)/sec, "states/s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(c.NumTransitions()), "transitions")
-	bytes := 8*len(c.States) + 8*len(c.RowPtr) + 16*len(c.Col)
+	bytes := 8*len(c.States) + 8*len(c.RowPtr) + 4*len(c.Col) + 4*len(c.Act) + 2*len(c.RateIndex) + 8*len(c.Rates)
 	b.ReportMetric(float64(bytes)/float64(c.N), "chain-bytes/state")
 }
 

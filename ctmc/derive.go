@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -117,6 +118,11 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 
 	workers := s.explorers(runtime.GOMAXPROCS(0))
 	rates := newRateInterner()
+	pieces := make([]*piece, deriveChunk/pieceStates)
+	offsets, counts := make([]int, len(pieces)), make([]int, len(pieces))
+	for i := range pieces {
+		pieces[i] = &piece{w: w}
+	}
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
@@ -131,30 +137,77 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			}
 		}
 		hi := min(len(c.States)/w, next+deriveChunk)
-		// Split the chunk among the workers; a short chunk (the first few
-		// breadth-first levels) is not worth a goroutine.
-		used := min(len(workers), max(1, (hi-next)/minStatesPerWorker))
-		per := (hi - next + used - 1) / used
+		// The chunk is cut into pieces that the workers take in turn (a
+		// worker the system pauses holds up one piece, not half the
+		// chunk); a chunk of one piece (the first breadth-first levels)
+		// is not worth a goroutine.
+		npieces := (hi - next + pieceStates - 1) / pieceStates
+		for i := 0; i < npieces; i++ {
+			pieces[i].lo, pieces[i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
+		}
 		states := c.States
-		for k := 0; k < used; k++ {
-			lo, end := next+k*per, min(hi, next+(k+1)*per)
-			x := workers[k]
-			if k == used-1 {
-				x.expand(states, set, direct, rates, lo, end)
-				break
+		var taken atomic.Int64
+		run := func(x *explorer) {
+			for {
+				i := int(taken.Add(1)) - 1
+				if i >= npieces {
+					return
+				}
+				x.expand(states, set, direct, rates, pieces[i])
 			}
+		}
+		for k := 1; k < min(len(workers), npieces); k++ {
+			wg.Add(1)
+			go func(x *explorer) {
+				defer wg.Done()
+				run(x)
+			}(workers[k])
+		}
+		run(workers[0])
+		wg.Wait()
+		// Numbering is sequential; the rows are then copied into place
+		// on all cores, each piece at its known offset.
+		base := len(c.Col)
+		total := 0
+		for i, p := range pieces[:npieces] {
+			n, err := p.number(c, set, rates, &rowPtr, base+total, opt.MaxStates)
+			if err != nil {
+				return nil, err
+			}
+			offsets[i], counts[i] = base+total, n
+			total += n
+		}
+		hint := 0
+		if cap(c.Col)-len(c.Col) < total {
+			hint = est.transitions(base+total, hi)
+		}
+		c.Col = extend(c.Col, total, hint)
+		c.Act = extend(c.Act, total, hint)
+		full := rates.full
+		if full {
+			c.Rates = extend(c.Rates, total, hint)
+		} else {
+			c.RateIndex = extend(c.RateIndex, total, hint)
+		}
+		taken.Store(0)
+		copyRun := func() {
+			for {
+				i := int(taken.Add(1)) - 1
+				if i >= npieces {
+					return
+				}
+				pieces[i].copyRows(c, full, offsets[i], counts[i])
+			}
+		}
+		for k := 1; k < min(len(workers), npieces); k++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				x.expand(states, set, direct, rates, lo, end)
+				copyRun()
 			}()
 		}
+		copyRun()
 		wg.Wait()
-		for k := 0; k < used; k++ {
-			if err := workers[k].commit(c, set, rates, &rowPtr, est, opt.MaxStates); err != nil {
-				return nil, err
-			}
-		}
 		next = hi
 	}
 	c.N = len(c.States) / w
@@ -163,11 +216,18 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 }
 
 // deriveChunk is the number of states expanded in parallel before they are
-// numbered; minStatesPerWorker the fewest a worker is given.
+// numbered, in pieces of pieceStates.
 const (
-	deriveChunk        = 1 << 14
-	minStatesPerWorker = 512
+	deriveChunk = 1 << 14
+	pieceStates = 1 << 10
 )
+
+// piece is a run of consecutive states and, once expanded, their rows.
+type piece struct {
+	w      int // words per packed state
+	lo, hi int
+	rows   rowBuffer
+}
 
 // explorer expands runs of states for Derive: its own evaluation tree and
 // buffers, and the rows of its last run.
@@ -178,8 +238,6 @@ type explorer struct {
 	target []uint64
 	touch  int32 // sink of the prefetching loads
 
-	lo, hi int // the states of the run
-	rows   rowBuffer
 	moving []*Leaf // the leaves with more than one local state: the others add 0 to a radix
 
 	// A direct-mapped cache of the rate table, read-only during expand.
@@ -235,10 +293,10 @@ func (x *explorer) radix(state []uint64) int64 {
 
 // expand computes the merged transitions of states lo..hi-1. It only reads
 // states and the index, so several explorers can run at once.
-func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateInterner, lo, hi int) {
+func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateInterner, p *piece) {
 	s, w := x.s, x.s.Words
-	x.lo, x.hi = lo, hi
-	b := &x.rows
+	lo, hi := p.lo, p.hi
+	b := &p.rows
 	b.count, b.idx, b.act, b.rate, b.ridx, b.radix, b.tgt = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.ridx[:0], b.radix[:0], b.tgt[:0]
 	b.errState, b.errMsg = -1, nil
 	out, target := &x.out, x.target
@@ -311,16 +369,24 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 	}
 }
 
-// commit numbers the new targets of the explorer's last run, in order, and
-// appends its rows to the chain.
-func (x *explorer) commit(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]int64, est sizeEstimate, maxStates int) error {
-	w := x.s.Words
+// number gives the new targets of the expanded piece their indices, in
+// order, and the rates new to the table theirs; it appends the piece's row
+// offsets (its rows will start at transition base) and deadlocks, and
+// returns its number of transitions. The rows themselves are copied in
+// afterwards (copyRows), on all cores.
+func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]int64, base int, maxStates int) (int, error) {
+	w := x.w
 	b := &x.rows
 	e := 0
 	for k, cnt := range b.count {
 		i := x.lo + k
 		n := int(cnt)
 		for r := e; r < e+n; r++ {
+			if b.ridx[r] < 0 && !rates.full {
+				if idx, ok := rates.intern(c, b.rate[r]); ok {
+					b.ridx[r] = int32(idx)
+				}
+			}
 			if b.idx[r] >= 0 {
 				continue
 			}
@@ -329,10 +395,10 @@ func (x *explorer) commit(c *Chain, set stateIndex, rates *rateInterner, rowPtr 
 			if idx < 0 {
 				n := len(c.States) / w
 				if maxStates > 0 && n >= maxStates {
-					return fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, maxStates)
+					return 0, fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, maxStates)
 				}
 				if n >= math.MaxInt32-1 {
-					return fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
+					return 0, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
 				}
 				c.States = append(c.States, target...)
 				idx = int32(n)
@@ -341,100 +407,83 @@ func (x *explorer) commit(c *Chain, set stateIndex, rates *rateInterner, rowPtr 
 			b.idx[r] = idx
 		}
 		if i == b.errState {
-			return b.errMsg(c)
+			return 0, b.errMsg(c)
 		}
 		if n == 0 {
 			c.Deadlocks = append(c.Deadlocks, int32(i))
 		}
 		e += n
-		*rowPtr = append(*rowPtr, int64(len(c.Col)+e))
+		*rowPtr = append(*rowPtr, int64(base+e))
 	}
-	// The run's rows go in with one copy per array.
-	hint := 0
-	if cap(c.Col)-len(c.Col) < e {
-		hint = est.transitions(len(c.Col)+e, x.hi)
-		c.Col = grow(c.Col, e, hint)
-		c.Act = grow(c.Act, e, hint)
-	}
-	c.Col = append(c.Col, b.idx[:e]...)
-	rates.addIndexed(c, b.rate[:e], b.ridx[:e], hint)
-	c.Act = append(c.Act, b.act[:e]...)
-	return nil
+	return e, nil
 }
+
+// copyRows copies the piece's e transitions to c's arrays from offset
+// base (the arrays are long enough): targets, actions, and rate indices,
+// or the rates themselves once the table is full.
+func (x *piece) copyRows(c *Chain, full bool, base, e int) {
+	b := &x.rows
+	copy(c.Col[base:base+e], b.idx[:e])
+	copy(c.Act[base:base+e], b.act[:e])
+	if full {
+		copy(c.Rates[base:base+e], b.rate[:e])
+		return
+	}
+	ri := c.RateIndex[base : base+e]
+	for k, i := range b.ridx[:e] {
+		ri[k] = uint16(i)
+	}
+}
+
+// extend lengthens s by extra elements, reserving hint in all when that
+// is enough (see grow).
+func extend[T any](s []T, extra, hint int) []T {
+	if cap(s)-len(s) < extra {
+		s = grow(s, extra, hint)
+	}
+	return s[:len(s)+extra]
+}
+
+const rateCacheSize = 1 << 12
+
+// rateTableLimit is the most distinct rates a chain's table holds (what a
+// 2-byte index reaches; a variable so that tests can make it small).
+var rateTableLimit = 1 << 16
 
 // rateInterner numbers the distinct rates of a derivation for the chain's
 // RateTable. Past 65,536 distinct rates it gives up: the chain's rates so
 // far are written out into Rates, and the rest follow there.
 type rateInterner struct {
 	index map[uint64]uint16
-	// A direct-mapped cache in front of the map: models have few distinct
-	// rates, met over and over.
-	cacheKey [rateCacheSize]uint64
-	cacheIdx [rateCacheSize]int32 // index + 1; 0: empty
-	full     bool
+	full  bool
 }
-
-const rateCacheSize = 1 << 12
 
 func newRateInterner() *rateInterner { return &rateInterner{index: map[uint64]uint16{}} }
 
-// add appends rates to c's transitions, making room for hint of them in all
-// when that is more than needed.
-func (r *rateInterner) add(c *Chain, rates []float64, hint int) {
+// intern returns rate's index in c's table, adding it if new; false once
+// the table is full, when c's rates so far have been written out into
+// Rates (and the caller lists the rest there).
+func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
 	if r.full {
-		if cap(c.Rates)-len(c.Rates) < len(rates) {
-			c.Rates = grow(c.Rates, len(rates), hint)
+		return 0, false
+	}
+	bits := math.Float64bits(rate)
+	if i, ok := r.index[bits]; ok {
+		return i, true
+	}
+	if len(c.RateTable) == rateTableLimit {
+		r.full = true
+		c.Rates = make([]float64, len(c.RateIndex))
+		for e, i := range c.RateIndex {
+			c.Rates[e] = c.RateTable[i]
 		}
-		c.Rates = append(c.Rates, rates...)
-		return
+		c.RateIndex, c.RateTable = nil, nil
+		return 0, false
 	}
-	if cap(c.RateIndex)-len(c.RateIndex) < len(rates) {
-		c.RateIndex = grow(c.RateIndex, len(rates), hint)
-	}
-	for k, x := range rates {
-		bits := math.Float64bits(x)
-		slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
-		if r.cacheIdx[slot] != 0 && r.cacheKey[slot] == bits {
-			c.RateIndex = append(c.RateIndex, uint16(r.cacheIdx[slot]-1))
-			continue
-		}
-		i, ok := r.index[bits]
-		if !ok {
-			if len(c.RateTable) == 1<<16 {
-				r.spill(c, rates[k:], hint)
-				return
-			}
-			i = uint16(len(c.RateTable))
-			r.index[bits] = i
-			c.RateTable = append(c.RateTable, x)
-		}
-		r.cacheKey[slot], r.cacheIdx[slot] = bits, int32(i)+1
-		c.RateIndex = append(c.RateIndex, i)
-	}
-}
-
-// addIndexed is add for rates whose indices the explorers looked up
-// (-1 for those not in the table when they looked).
-func (r *rateInterner) addIndexed(c *Chain, rates []float64, idx []int32, hint int) {
-	if r.full {
-		r.add(c, rates, hint)
-		return
-	}
-	if cap(c.RateIndex)-len(c.RateIndex) < len(rates) {
-		c.RateIndex = grow(c.RateIndex, len(rates), hint)
-	}
-	for k, i := range idx {
-		if i < 0 {
-			// Rare: a rate first met in this run.
-			r.add(c, rates[k:k+1], hint)
-			if r.full {
-				r.add(c, rates[k+1:], hint)
-				return
-			}
-			continue
-		}
-		c.RateIndex = append(c.RateIndex, uint16(i))
-	}
+	i := uint16(len(c.RateTable))
+	r.index[bits] = i
+	c.RateTable = append(c.RateTable, rate)
+	return i, true
 }
 
 // rateIndex looks rate up in the table without changing it (explorers run
@@ -454,17 +503,6 @@ func (x *explorer) rateIndex(r *rateInterner, rate float64) int32 {
 	}
 	x.rateKey[slot], x.rateIdx[slot] = bits, int32(i)+1
 	return int32(i)
-}
-
-// spill switches c to explicit rates and appends the remaining ones.
-func (r *rateInterner) spill(c *Chain, rest []float64, hint int) {
-	r.full = true
-	c.Rates = make([]float64, len(c.RateIndex), max(hint, len(c.RateIndex)+len(rest)))
-	for e, i := range c.RateIndex {
-		c.Rates[e] = c.RateTable[i]
-	}
-	c.RateIndex, c.RateTable = nil, nil
-	c.Rates = append(c.Rates, rest...)
 }
 
 // sizeEstimate predicts the size of a state space from the product of the

@@ -106,59 +106,63 @@ func sameRates(a, b *Chain) bool {
 }
 
 // TestRateTableSpills: past 65,536 distinct rates the chain lists its rates
-// explicitly, and every rate is still the one the sequential exploration
-// gives. 300 components each with its own rate, in a cycle of 2 states
-// and a chain of products, would need a big model; instead the interner is
-// driven directly.
+// explicitly, the ones interned before included; below, every rate keeps
+// its index.
 func TestRateTableSpills(t *testing.T) {
 	c := &Chain{}
 	r := newRateInterner()
 	var want []float64
-	for batch := 0; batch < 10; batch++ {
-		var rates []float64
-		for k := 0; k < 10000; k++ {
-			x := float64(batch*10000+k) + 0.5
-			if k%3 == 0 {
-				x = 7 // a repeated rate
-			}
-			rates = append(rates, x)
+	for k := 0; k < 100000; k++ {
+		x := float64(k) + 0.5
+		if k%3 == 0 {
+			x = 7 // a repeated rate
 		}
-		want = append(want, rates...)
-		c.Col = append(c.Col, make([]int32, len(rates))...)
-		r.add(c, rates, 0)
+		want = append(want, x)
+		if i, ok := r.intern(c, x); ok {
+			c.RateIndex = append(c.RateIndex, i)
+		} else {
+			c.Rates = append(c.Rates, x)
+		}
+		c.Col = append(c.Col, 0)
 	}
-	if c.RateIndex != nil || len(c.Rates) != len(want) {
-		t.Fatalf("after %d distinct rates: index %d entries, rates %d", 66668, len(c.RateIndex), len(c.Rates))
+	if c.RateIndex != nil || len(c.Rates) != len(want) || !r.full {
+		t.Fatalf("after 66,668 distinct rates: index %d entries, rates %d", len(c.RateIndex), len(c.Rates))
 	}
 	for e, x := range want {
 		if got := c.RateAt(int64(e)); got != x {
 			t.Fatalf("rate %d = %g, want %g", e, got, x)
 		}
 	}
-	// The same through addIndexed, as commit drives it: indices known to
-	// the explorers for the repeated rate, -1 for the others.
-	c2, r2 := &Chain{}, newRateInterner()
-	r2.add(c2, []float64{7}, 0)
-	for off := 0; off < len(want); off += 10000 {
-		batch := want[off : off+10000]
-		idx := make([]int32, len(batch))
-		for k, x := range batch {
-			idx[k] = -1
-			if x == 7 && !r2.full {
-				idx[k] = 0
-			}
-		}
-		r2.addIndexed(c2, batch, idx, 0)
-	}
-	for e, x := range want {
-		if got := c2.RateAt(int64(e) + 1); got != x {
-			t.Fatalf("addIndexed: rate %d = %g, want %g", e, got, x)
-		}
-	}
 	small := &Chain{}
 	r = newRateInterner()
-	r.add(small, []float64{1, 2, 1, 3, 2}, 0)
+	for _, x := range []float64{1, 2, 1, 3, 2} {
+		i, _ := r.intern(small, x)
+		small.RateIndex = append(small.RateIndex, i)
+	}
 	if len(small.RateTable) != 3 || len(small.RateIndex) != 5 || small.RateAt(4) != 2 {
 		t.Errorf("table %v, index %v", small.RateTable, small.RateIndex)
+	}
+}
+
+// TestDeriveSpillsRates: a derivation that meets more distinct rates than
+// the table holds (the limit lowered to 3 here) lists them explicitly, and
+// every rate is the sequential exploration's.
+func TestDeriveSpillsRates(t *testing.T) {
+	old := rateTableLimit
+	rateTableLimit = 3
+	defer func() { rateTableLimit = old }()
+	m, diags := lang.Load("ws", []byte(testmodels.Workstations(5, 4, 3)))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	s1, _ := Compile(m, DefaultOptions)
+	s2, _ := Compile(m, DefaultOptions)
+	want, err1 := deriveSequential(context.Background(), s1, DeriveOptions{})
+	got, err2 := Derive(context.Background(), s2, DeriveOptions{})
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if got.RateIndex != nil || len(got.Rates) != len(want.Rates) || !sameRates(got, want) || !slices.Equal(got.Col, want.Col) {
+		t.Errorf("spilled chain differs: %d rates listed, want %d", len(got.Rates), len(want.Rates))
 	}
 }

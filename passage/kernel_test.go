@@ -3,6 +3,7 @@ package passage
 import (
 	"context"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -16,9 +17,17 @@ import (
 // passages' targets absorbing), for one passage, a block of 8 lanes and
 // one of two groups of 8.
 func TestKernelIndexWidths(t *testing.T) {
-	c := chainOf(t, testmodels.Mapping(6, 3, 1))
+	// 16,807 states: with 4 cores the generator is built by 4 workers.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, size := range [][2]int{{6, 3}, {20, 5}} {
+		kernelCheck(t, size[0], size[1])
+	}
+}
+
+func kernelCheck(t *testing.T, apps, machines int) {
+	c := chainOf(t, testmodels.Mapping(apps, machines, 1))
 	var probs []Problem
-	for _, acts := range testmodels.LastActions(6, 3) {
+	for _, acts := range testmodels.LastActions(apps, machines) {
 		probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
 	}
 	// A target given by states, too: the states entered by compute1.

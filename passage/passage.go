@@ -539,27 +539,45 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			k.anyZ = true
 		}
 	}
-	// Count entries per target row.
 	if int64(len(c.Col)) > math.MaxUint32 {
 		return nil, fmt.Errorf("the chain has %d transitions, more than the %d the passage kernel indexes", len(c.Col), uint32(math.MaxUint32))
 	}
-	k.cPtr = make([]uint32, n+1)
-	k.sPtr = make([]uint32, n+1)
-	for i := 0; i < n; i++ {
-		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j := c.Col[e]
-			switch {
-			case mask.of(c.Act[e]) != 0:
-				k.sPtr[j+1]++
-			case int(j) != i:
-				k.cPtr[j+1]++
+	// The transposition is split by source states among the cores: each
+	// worker counts its entries per target row, the counts give every
+	// worker its own stretch of each row (in worker order, so a row lists
+	// its sources in increasing order, as one worker would), and each
+	// fills its stretches.
+	T := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	cCur, sCur := make([][]uint32, T), make([][]uint32, T)
+	bound := func(t int) int { return int(int64(n) * int64(t) / int64(T)) }
+	runWorkers(T, func(t int) {
+		cc, sc := make([]uint32, n), make([]uint32, n)
+		for i := bound(t); i < bound(t+1); i++ {
+			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+				j := c.Col[e]
+				switch {
+				case mask.of(c.Act[e]) != 0:
+					sc[j]++
+				case int(j) != i:
+					cc[j]++
+				}
 			}
 		}
-	}
+		cCur[t], sCur[t] = cc, sc
+	})
+	k.cPtr = make([]uint32, n+1)
+	k.sPtr = make([]uint32, n+1)
+	cRun, sRun := uint32(0), uint32(0)
 	for j := 0; j < n; j++ {
-		k.cPtr[j+1] += k.cPtr[j]
-		k.sPtr[j+1] += k.sPtr[j]
+		k.cPtr[j], k.sPtr[j] = cRun, sRun
+		for t := 0; t < T; t++ {
+			x, y := cCur[t][j], sCur[t][j]
+			cCur[t][j], sCur[t][j] = cRun, sRun
+			cRun += x
+			sRun += y
+		}
 	}
+	k.cPtr[n], k.sPtr[n] = cRun, sRun
 	k.cSrc = make([]int32, k.cPtr[n])
 	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, int(k.sPtr[n])*G)
 	rateOf, table := rateIndices(c)
@@ -573,10 +591,6 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	} else {
 		k.cIdx32, k.sIdx32 = make([]uint32, k.cPtr[n]), make([]uint32, k.sPtr[n])
 	}
-	// The row pointers serve as fill cursors (cPtr[j] moves from the
-	// start of row j to its end, which is the start of row j+1) and are
-	// shifted back afterwards: no copy of them is needed.
-	cFill, sFill := k.cPtr, k.sPtr
 	k.diag = make([]float64, n)
 	k.live = make([]uint8, n*G)
 	if k.anyZ {
@@ -589,63 +603,83 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			withStates = append(withStates, p)
 		}
 	}
-	for i := 0; i < n; i++ {
-		all := 0.0
-		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j, r := c.Col[e], c.RateAt(e)
-			m := mask.of(c.Act[e])
+	errs := make([]error, T)
+	runWorkers(T, func(t int) {
+		cFill, sFill := cCur[t], sCur[t]
+		for i := bound(t); i < bound(t+1); i++ {
+			all := 0.0
+			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+				j, r := c.Col[e], c.RateAt(e)
+				m := mask.of(c.Act[e])
+				for _, p := range withStates {
+					if probs[p].TargetStates[j] {
+						setLane(ends, G, i, p)
+					}
+				}
+				if m != 0 {
+					f := sFill[j]
+					k.sSrc[f] = int32(i)
+					for g := 0; g < G; g++ {
+						ends[i*G+g] |= uint8(m >> uint(8*g))
+						k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
+					}
+					if small {
+						k.sIdx16[f] = uint16(rateOf(e))
+					} else {
+						k.sIdx32[f] = rateOf(e)
+					}
+					sFill[j]++
+					all += r
+				} else if int(j) != i {
+					f := cFill[j]
+					k.cSrc[f] = int32(i)
+					if small {
+						k.cIdx16[f] = uint16(rateOf(e))
+					} else {
+						k.cIdx32[f] = rateOf(e)
+					}
+					cFill[j]++
+					all += r
+				}
+			}
+			k.diag[i] = 1 - all/q
 			for _, p := range withStates {
-				if probs[p].TargetStates[j] {
-					setLane(ends, G, i, p)
+				if probs[p].TargetStates[i] {
+					setLane(k.zero, G, i, p)
 				}
 			}
-			if m != 0 {
-				f := sFill[j]
-				k.sSrc[f] = int32(i)
-				for g := 0; g < G; g++ {
-					ends[i*G+g] |= uint8(m >> uint(8*g))
-					k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
+			// Each passage leaves i at a rate of at most all (its share of
+			// the special self-loops is at most all of them), so only a
+			// negative diag needs the passages one by one.
+			if !(k.diag[i] >= 0) {
+				if err := checkLeave(c, probs, mask, i, q); err != nil {
+					errs[t] = err // the worker's first: the lowest state of its range
+					return
 				}
-				if small {
-					k.sIdx16[f] = uint16(rateOf(e))
-				} else {
-					k.sIdx32[f] = rateOf(e)
-				}
-				sFill[j]++
-				all += r
-			} else if int(j) != i {
-				f := cFill[j]
-				k.cSrc[f] = int32(i)
-				if small {
-					k.cIdx16[f] = uint16(rateOf(e))
-				} else {
-					k.cIdx32[f] = rateOf(e)
-				}
-				cFill[j]++
-				all += r
 			}
 		}
-		k.diag[i] = 1 - all/q
-		for _, p := range withStates {
-			if probs[p].TargetStates[i] {
-				setLane(k.zero, G, i, p)
-			}
-		}
-		// Each passage leaves i at a rate of at most all (its share of
-		// the special self-loops is at most all of them), so only a
-		// negative diag needs the passages one by one.
-		if !(k.diag[i] >= 0) {
-			if err := checkLeave(c, probs, mask, i, q); err != nil {
-				return nil, err
-			}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
-	for j := n - 1; j >= 1; j-- {
-		k.cPtr[j], k.sPtr[j] = k.cPtr[j-1], k.sPtr[j-1]
-	}
-	k.cPtr[0], k.sPtr[0] = 0, 0
 	k.markLive(ends)
 	return k, nil
+}
+
+// runWorkers runs f(0), ..., f(T-1) at once and waits for them.
+func runWorkers(T int, f func(t int)) {
+	var wg sync.WaitGroup
+	for t := 1; t < T; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(t)
+		}()
+	}
+	f(0)
+	wg.Wait()
 }
 
 // checkLeave fails if a passage outside whose target state i is leaves i

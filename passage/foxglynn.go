@@ -18,9 +18,10 @@ import (
 // probability, so for any sequence a_k in [0, 1],
 // |sum_k W[k] a_{Left+k} - sum_k Poisson(k) a_k| <= epsilon + O(1e-16 * len).
 type PoissonWeights struct {
-	Left  int
-	W     []float64
-	Total float64 // sum of the unnormalised weights (the mode's weight is 1)
+	Lambda float64 // the rate they were computed for
+	Left   int
+	W      []float64
+	Total  float64 // sum of the unnormalised weights (the mode's weight is 1)
 }
 
 // Right is the last k with a weight.
@@ -77,7 +78,7 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 		return nil, fmt.Errorf("poisson weights: epsilon %g must be in (0, 1)", epsilon)
 	}
 	if lambda == 0 {
-		return &PoissonWeights{Left: 0, W: []float64{1}, Total: 1}, nil
+		return &PoissonWeights{Lambda: 0, Left: 0, W: []float64{1}, Total: 1}, nil
 	}
 	if lambda > maxPoissonLambda {
 		return nil, fmt.Errorf("poisson weights: rate %g is too large (more than %g, %d terms at least)", lambda, float64(maxPoissonLambda), int64(math.Sqrt(lambda)))
@@ -120,7 +121,7 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 		left = append(left, w)
 		sum += w
 	}
-	p := &PoissonWeights{Left: k, Total: sum}
+	p := &PoissonWeights{Lambda: lambda, Left: k, Total: sum}
 	p.W = make([]float64, 0, len(left)+len(right))
 	for i := len(left) - 1; i >= 0; i-- {
 		p.W = append(p.W, left[i]/sum)

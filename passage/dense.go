@@ -87,12 +87,18 @@ func (d *denseDist) expm1At(t float64) *mat.Dense {
 	for i := 0; i < n; i++ {
 		q = math.Max(q, -d.gen.At(i, i))
 	}
-	s := 0
-	if l := q * t; l > 0.5 {
-		s = int(math.Ceil(math.Log2(l / 0.5)))
+	if q == 0 {
+		return mat.NewDense(n, n, nil)
+	}
+	// q t / 2^s in (1/4, 1/2], in logarithms: q t may overflow (rates of
+	// 1e300, t of 1e20) and still have a well-defined answer.
+	s, factor := 0, q*t
+	if lg := math.Log2(q) + math.Log2(t); lg > -1 {
+		s = int(math.Ceil(lg + 1))
+		factor = math.Exp2(lg - float64(s))
 	}
 	var a mat.Dense
-	a.Scale(t/math.Exp2(float64(s)), d.gen)
+	a.Scale(factor/q, d.gen)
 	dm := mat.NewDense(n, n, nil)
 	term := mat.DenseCopyOf(&a) // A^k / k!
 	for k := 1; k < 40; k++ {
@@ -193,7 +199,7 @@ func (d *denseDist) quantile(p, total, eps float64) float64 {
 	lo, hi := 0.0, 1.0
 	for d.cdf(hi) < p {
 		lo, hi = hi, hi*2
-		if hi > 1e300 {
+		if math.IsInf(hi, 1) {
 			return math.Inf(1)
 		}
 	}

@@ -38,10 +38,11 @@ const maxPoissonLambda = 1e13
 // PoissonRight is the right truncation point FoxGlynn(lambda, epsilon)
 // would give, without keeping the weights; for lambda past what FoxGlynn
 // takes it returns a lower bound (the mode), already larger than any
-// series this package runs (MaxSeriesValues).
+// series this package runs (MaxSeriesValues); +Inf (an overflowed q*t)
+// gives such a bound too.
 func PoissonRight(lambda, epsilon float64) (int, error) {
-	if !(lambda >= 0) || math.IsInf(lambda, 0) {
-		return 0, fmt.Errorf("poisson weights: rate %g is not a finite non-negative number", lambda)
+	if !(lambda >= 0) {
+		return 0, fmt.Errorf("poisson weights: rate %g is not a non-negative number", lambda)
 	}
 	if !(epsilon > 0 && epsilon < 1) {
 		return 0, fmt.Errorf("poisson weights: epsilon %g must be in (0, 1)", epsilon)
@@ -49,7 +50,7 @@ func PoissonRight(lambda, epsilon float64) (int, error) {
 	if lambda == 0 {
 		return 0, nil
 	}
-	if lambda > maxPoissonLambda {
+	if lambda > maxPoissonLambda { // +Inf included: q*t overflowed
 		return int(min(lambda, 1<<62)), nil
 	}
 	mode := int(math.Floor(lambda))

@@ -69,9 +69,12 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	// Every machine's passage first, then one uniformization rate for all
 	// of them (so that the joint figures share Poisson weights): the
 	// largest of the machines' own, which count target-labelled
-	// self-loops (passage.UniformizationRate).
+	// self-loops (passage.UniformizationRate). A machine whose own rate
+	// is far below it (stiffly different machines) keeps its own: the
+	// shared one would multiply its steps by the ratio.
 	res.Machines = make([]MachineResult, len(machines))
 	probs := make([]*passage.Problem, len(machines))
+	own := make([]float64, len(machines))
 	q := 0.0
 	for i, m := range machines {
 		p := partOf[m.Leaf]
@@ -109,7 +112,13 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		}
 		mr.alpha = pr.Alpha
 		probs[i] = &pr
-		q = math.Max(q, passage.UniformizationRate(c, []passage.Problem{pr}))
+		own[i] = passage.UniformizationRate(c, []passage.Problem{pr})
+		q = math.Max(q, own[i])
+	}
+	for i := range own {
+		if own[i]*ownRateRatio >= q {
+			own[i] = q
+		}
 	}
 
 	err = parallel(ctx, len(machines), func(i int) error {
@@ -120,7 +129,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		m := machines[i]
 		c := partOf[m.Leaf].Chain
 		mr := &res.Machines[i]
-		rs, err := passage.Solve(ctx, c, []passage.Problem{*pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
+		rs, err := passage.Solve(ctx, c, []passage.Problem{*pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: own[i]})
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", m.Name, err)
 		}
@@ -128,7 +137,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		if mr.PByBeta, err = mr.dist.CDF(opt.Beta); err != nil {
 			return err
 		}
-		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, *pr); err != nil {
+		if err := mr.setMean(ctx, c, *pr); err != nil {
 			return err
 		}
 		mr.Quantile, err = mr.dist.Quantile(opt.Quantile)
@@ -152,6 +161,10 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	res.Joint = "product of independent machines"
 	return res, nil
 }
+
+// ownRateRatio is how far below the shared uniformization rate a
+// machine's own may be before it solves with its own.
+const ownRateRatio = 8
 
 // parallel runs f(0..n-1) on all cores; the first error wins.
 func parallel(ctx context.Context, n int, f func(int) error) error {

@@ -125,12 +125,12 @@ func widen(a []uint16) []uint32 {
 // same series as one that keeps them, and leaves the states and row
 // pointers.
 func TestReleaseChain(t *testing.T) {
-	src := testmodels.Mapping(6, 3, 1)
+	src := testmodels.Mapping(15, 5, 1) // 5^5 states: beyond the dense path
 	var want, got []*Result
 	for _, release := range []bool{false, true} {
 		c := chainOf(t, src)
 		var probs []Problem
-		for _, acts := range testmodels.LastActions(6, 3) {
+		for _, acts := range testmodels.LastActions(15, 5) {
 			probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
 		}
 		rs, err := Solve(context.Background(), c, probs, Options{Complete: true, ReleaseChain: release})

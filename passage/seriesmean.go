@@ -53,6 +53,9 @@ func (r *Result) seriesIntegral(w *PoissonWeights) (float64, float64, error) {
 	if !r.Complete {
 		return 0, 0, fmt.Errorf("the mean needs the complete passage distribution")
 	}
+	if r.dense != nil || len(r.Absorbed) == 0 {
+		return 0, 0, fmt.Errorf("the passage was solved by a dense matrix exponential, without a series")
+	}
 	if r.MayNeverEnd {
 		return math.Inf(1), 0, nil
 	}

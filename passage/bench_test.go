@@ -204,3 +204,42 @@ func BenchmarkMeans28x7(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFlat32x8 times P(F <= 45) on the 5,764,801-state product chain
+// of 32 applications on 8 machines (52.7M transitions), derivation
+// included, for one machine (the last) and for all eight in one pass; the
+// chain's transitions are released once the generator is built, as the
+// command line does. Run it alone: it needs about 1.5 GB.
+func BenchmarkFlat32x8(b *testing.B) {
+	for _, all := range []bool{false, true} {
+		name := "one-machine"
+		if all {
+			name = "all-machines"
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				c := benchChain(b, 32, 8)
+				last := testmodels.LastActions(32, 8)
+				if !all {
+					last = last[7:]
+				}
+				var probs []Problem
+				alpha := make([]float64, c.N)
+				alpha[0] = 1
+				for _, acts := range last {
+					probs = append(probs, Problem{Alpha: alpha, TargetActions: actions(b, c, acts...)})
+				}
+				rs, err := Solve(context.Background(), c, probs, Options{Horizon: 45, ReleaseChain: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				v, err := rs[len(rs)-1].CDF(45)
+				if err != nil || !(v > 0 && v < 1) {
+					b.Fatalf("P(F <= 45) = %g, %v", v, err)
+				}
+				b.ReportMetric(v, "P(F8<=45)")
+				b.ReportMetric(float64(rs[0].Iterations()), "steps")
+			}
+		})
+	}
+}

@@ -403,6 +403,9 @@ type kernel struct {
 	zero []uint8 // lane mask: j is a target state of the lane's passage (nil if none has target states)
 	live []uint8 // lane mask: j is not a target of the lane's passage and can reach it
 	anyZ bool
+	// liveCount[p], zeroCount[p]: the states live for passage p, and in
+	// its target.
+	liveCount, zeroCount []int
 }
 
 // isLive reports whether state j is live for passage p.
@@ -454,7 +457,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		}
 		r.Absorbed = append(r.Absorbed, a0)
 		clear(seen)
-		r.MayNeverEnd = k.mayNeverEnd(c, pr, p, seen)
+		// When every state outside the target is live the passage always
+		// ends, with no search.
+		if k.liveCount[p]+k.zeroCount[p] < n {
+			r.MayNeverEnd = k.mayNeverEnd(c, pr, p, seen)
+		}
 		results[p] = r
 	}
 	seen = nil
@@ -783,12 +790,19 @@ func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
 func (k *kernel) markLive(ends []uint8) {
 	stack := make([]int32, 0, 1024)
 	G := k.groups
+	k.liveCount, k.zeroCount = make([]int, k.p), make([]int, k.p)
 	for p := 0; p < k.p; p++ {
 		bit := uint8(1) << uint(p%8)
 		g := p / 8
+		live := 0
 		for j := 0; j < k.n; j++ {
-			if ends[j*G+g]&bit != 0 && !(k.zero != nil && k.zero[j*G+g]&bit != 0) {
+			if k.zero != nil && k.zero[j*G+g]&bit != 0 {
+				k.zeroCount[p]++
+				continue
+			}
+			if ends[j*G+g]&bit != 0 {
 				k.live[j*G+g] |= bit
+				live++
 				stack = append(stack, int32(j))
 			}
 		}
@@ -799,6 +813,7 @@ func (k *kernel) markLive(ends []uint8) {
 				at := int(i)*G + g
 				if k.live[at]&bit == 0 && !(k.zero != nil && k.zero[at]&bit != 0) {
 					k.live[at] |= bit
+					live++
 					stack = append(stack, i)
 				}
 			}
@@ -809,6 +824,7 @@ func (k *kernel) markLive(ends []uint8) {
 				visit(k.sSrc[e])
 			}
 		}
+		k.liveCount[p] = live
 	}
 }
 
@@ -847,8 +863,13 @@ func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 	sumSink, sumRest := 0.0, 0.0
 	for j := lo; j < hi; j++ {
 		acc := k.diag[j] * v[j]
-		for e := cPtr[j]; e < cPtr[j+1]; e++ {
-			acc += val[cIdx[e]] * v[cSrc[e]]
+		// Sub-slices of one length: the loop needs no bounds checks on
+		// them, only on val and v.
+		src := cSrc[cPtr[j]:cPtr[j+1]]
+		idx := cIdx[cPtr[j]:cPtr[j+1]]
+		idx = idx[:len(src)]
+		for t, i := range src {
+			acc += val[idx[t]] * v[i]
 		}
 		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
 			sumSink += val[sIdx[e]] * v[k.sSrc[e]]

@@ -893,11 +893,16 @@ func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 // read from memory once and from cache for the other groups.
 func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
 	var sk, rs [maxBlock]float64
+	val := k.val
 	G := k.groups
 	L := k.lanes
 	for j := lo; j < hi; j++ {
 		d := k.diag[j]
 		c0, c1 := k.cPtr[j], k.cPtr[j+1]
+		// Sub-slices of one length: no bounds checks on them in the loop.
+		src := k.cSrc[c0:c1]
+		idx := cIdx[c0:c1]
+		idx = idx[:len(src)]
 		s0, s1 := k.sPtr[j], k.sPtr[j+1]
 		for g := 0; g < G; g++ {
 			off := 8 * g
@@ -905,9 +910,9 @@ func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 			vj := (*[8]float64)(v[b : b+8])
 			a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
 			a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
-			for e := c0; e < c1; e++ {
-				x := k.val[cIdx[e]]
-				s := (*[8]float64)(v[int(k.cSrc[e])*L+off:][:8])
+			for t, i := range src {
+				x := val[idx[t]]
+				s := (*[8]float64)(v[int(i)*L+off:][:8])
 				a0 += x * s[0]
 				a1 += x * s[1]
 				a2 += x * s[2]

@@ -406,17 +406,6 @@ type kernel struct {
 	// liveCount[p], zeroCount[p]: the states live for passage p, and in
 	// its target.
 	liveCount, zeroCount []int
-	// perm[i] is the kernel's index of the chain's state i (nil: the same):
-	// rows, lane masks and vectors are in the kernel's order.
-	perm []int32
-}
-
-// at is the kernel's index of the chain's state i.
-func (k *kernel) at(i int) int {
-	if k.perm == nil {
-		return i
-	}
-	return int(k.perm[i])
 }
 
 // isLive reports whether state j is live for passage p.
@@ -462,7 +451,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 				a0 += x
 				r.Reachable = r.Reachable || x > 0
 			} else {
-				r.Reachable = r.Reachable || (x > 0 && k.isLive(k.at(i), p))
+				r.Reachable = r.Reachable || (x > 0 && k.isLive(i, p))
 			}
 			r.total += x
 		}
@@ -486,7 +475,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	for p, pr := range probs {
 		for i, x := range pr.Alpha {
 			if pr.TargetStates == nil || !pr.TargetStates[i] {
-				v[k.at(i)*L+p] = x
+				v[i*L+p] = x
 			}
 		}
 	}
@@ -601,10 +590,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	if P > 1 {
 		L = 8 * G
 	}
-	// Rows and vectors in the chain's radix order where it has one (see
-	// ctmc.Chain.RadixOrder): the sweeps then read v in a few streams.
-	perm := c.RadixOrder()
-	k := &kernel{n: n, p: P, lanes: L, groups: G, perm: perm}
+	k := &kernel{n: n, p: P, lanes: L, groups: G}
 	mask := targetMask(probs)
 	for _, pr := range probs {
 		if pr.TargetStates != nil {
@@ -627,15 +613,11 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		for i := bound(t); i < bound(t+1); i++ {
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				j := c.Col[e]
-				pj := j
-				if perm != nil {
-					pj = perm[j]
-				}
 				switch {
 				case mask.of(c.Act[e]) != 0:
-					sc[pj]++
+					sc[j]++
 				case int(j) != i:
-					cc[pj]++
+					cc[j]++
 				}
 			}
 		}
@@ -684,27 +666,19 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		cFill, sFill := cCur[t], sCur[t]
 		for i := bound(t); i < bound(t+1); i++ {
 			all := 0.0
-			pi := i
-			if perm != nil {
-				pi = int(perm[i])
-			}
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				j, r := c.Col[e], c.RateAt(e)
-				pj := j
-				if perm != nil {
-					pj = perm[j]
-				}
 				m := mask.of(c.Act[e])
 				for _, p := range withStates {
 					if probs[p].TargetStates[j] {
-						setLane(ends, G, pi, p)
+						setLane(ends, G, i, p)
 					}
 				}
 				if m != 0 {
-					f := sFill[pj]
-					k.sSrc[f] = int32(pi)
+					f := sFill[j]
+					k.sSrc[f] = int32(i)
 					for g := 0; g < G; g++ {
-						ends[pi*G+g] |= uint8(m >> uint(8*g))
+						ends[i*G+g] |= uint8(m >> uint(8*g))
 						k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
 					}
 					if small {
@@ -712,30 +686,30 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 					} else {
 						k.sIdx32[f] = rateOf(e)
 					}
-					sFill[pj]++
+					sFill[j]++
 					all += r
 				} else if int(j) != i {
-					f := cFill[pj]
-					k.cSrc[f] = int32(pi)
+					f := cFill[j]
+					k.cSrc[f] = int32(i)
 					if small {
 						k.cIdx16[f] = uint16(rateOf(e))
 					} else {
 						k.cIdx32[f] = rateOf(e)
 					}
-					cFill[pj]++
+					cFill[j]++
 					all += r
 				}
 			}
-			k.diag[pi] = 1 - all/q
+			k.diag[i] = 1 - all/q
 			for _, p := range withStates {
 				if probs[p].TargetStates[i] {
-					setLane(k.zero, G, pi, p)
+					setLane(k.zero, G, i, p)
 				}
 			}
 			// Each passage leaves i at a rate of at most all (its share of
 			// the special self-loops is at most all of them), so only a
 			// negative diag needs the passages one by one.
-			if !(k.diag[pi] >= 0) {
+			if !(k.diag[i] >= 0) {
 				if err := checkLeave(c, probs, mask, i, q); err != nil {
 					errs[t] = err // the worker's first: the lowest state of its range
 					return

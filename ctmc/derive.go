@@ -254,8 +254,11 @@ type rowBuffer struct {
 	act   []int32
 	rate  []float64
 	ridx  []int32 // index of the rate in the chain's table, or -1: not there yet
-	radix []int64
-	tgt   []uint64 // Words per transition
+	// The transitions whose target was not numbered yet (idx -1): their
+	// position, and the target's mixed-radix number and packed state.
+	unkPos []int32
+	radix  []int64
+	tgt    []uint64 // Words per such transition
 	// The first error of the run: its state, how many of its transitions
 	// come before it, and the message (the state's name is added by commit).
 	errState int
@@ -297,7 +300,8 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 	s, w := x.s, x.s.Words
 	lo, hi := p.lo, p.hi
 	b := &p.rows
-	b.count, b.idx, b.act, b.rate, b.ridx, b.radix, b.tgt = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.ridx[:0], b.radix[:0], b.tgt[:0]
+	b.count, b.idx, b.act, b.rate, b.ridx = b.count[:0], b.idx[:0], b.act[:0], b.rate[:0], b.ridx[:0]
+	b.unkPos, b.radix, b.tgt = b.unkPos[:0], b.radix[:0], b.tgt[:0]
 	b.errState, b.errMsg = -1, nil
 	out, target := &x.out, x.target
 	var e evalError
@@ -309,7 +313,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 		}
 		out.reset()
 		x.root.eval(cur, out, &e)
-		rowStart := len(b.idx)
+		rowStart, unkStart := len(b.idx), len(b.unkPos)
 		if e.mixed {
 			a := e.action
 			b.errState, b.errAfter = i, 0
@@ -338,6 +342,9 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 						i, c.StateString(i), s.Actions[a])
 				}
 				b.count = append(b.count, int32(len(b.idx)-rowStart))
+				for range b.idx[rowStart:] {
+					b.ridx = append(b.ridx, -1) // numbered, if at all, in number
+				}
 				return
 			}
 			for j := 0; j < w; j++ {
@@ -347,20 +354,27 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			idx := set.lookup(states, target, targetRadix)
 			// Two activities with the same action and target are one
 			// transition of the chain (rows are short: a linear scan).
-			for r := rowStart; r < len(b.idx); r++ {
-				if b.act[r] != out.act[k] || b.idx[r] != idx {
-					continue
+			if idx >= 0 {
+				for r := rowStart; r < len(b.idx); r++ {
+					if b.idx[r] == idx && b.act[r] == out.act[k] {
+						b.rate[r] += out.rate[k]
+						continue next
+					}
 				}
-				if idx >= 0 || equalWords(b.tgt[r*w:(r+1)*w], target) {
-					b.rate[r] += out.rate[k]
-					continue next
+			} else {
+				for u := unkStart; u < len(b.unkPos); u++ {
+					if r := b.unkPos[u]; b.act[r] == out.act[k] && equalWords(b.tgt[u*w:(u+1)*w], target) {
+						b.rate[r] += out.rate[k]
+						continue next
+					}
 				}
+				b.unkPos = append(b.unkPos, int32(len(b.idx)))
+				b.radix = append(b.radix, targetRadix)
+				b.tgt = append(b.tgt, target...)
 			}
 			b.idx = append(b.idx, idx)
 			b.act = append(b.act, out.act[k])
 			b.rate = append(b.rate, out.rate[k])
-			b.radix = append(b.radix, targetRadix)
-			b.tgt = append(b.tgt, target...)
 		}
 		for r := rowStart; r < len(b.idx); r++ {
 			b.ridx = append(b.ridx, x.rateIndex(rates, b.rate[r]))
@@ -377,7 +391,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]int64, base int, maxStates int) (int, error) {
 	w := x.w
 	b := &x.rows
-	e := 0
+	e, u := 0, 0
 	for k, cnt := range b.count {
 		i := x.lo + k
 		n := int(cnt)
@@ -387,11 +401,10 @@ func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]
 					b.ridx[r] = int32(idx)
 				}
 			}
-			if b.idx[r] >= 0 {
-				continue
-			}
-			target := b.tgt[r*w : (r+1)*w]
-			idx := set.lookup(c.States, target, b.radix[r])
+		}
+		for ; u < len(b.unkPos) && int(b.unkPos[u]) < e+n; u++ {
+			target := b.tgt[u*w : (u+1)*w]
+			idx := set.lookup(c.States, target, b.radix[u])
 			if idx < 0 {
 				n := len(c.States) / w
 				if maxStates > 0 && n >= maxStates {
@@ -402,9 +415,9 @@ func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]
 				}
 				c.States = append(c.States, target...)
 				idx = int32(n)
-				set.insert(c.States, idx, b.radix[r])
+				set.insert(c.States, idx, b.radix[u])
 			}
-			b.idx[r] = idx
+			b.idx[b.unkPos[u]] = idx
 		}
 		if i == b.errState {
 			return 0, b.errMsg(c)

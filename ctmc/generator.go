@@ -2,6 +2,7 @@ package ctmc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -157,7 +158,7 @@ func twoSumAcc(sum, comp, x float64) (float64, float64) {
 // solution, and corrections d with d Q = -r for a residual r = p Q.
 type steadySolver interface {
 	initial(ctx context.Context) ([]float64, error)
-	correct(ctx context.Context, r, d []float64) error
+	correct(ctx context.Context, p, r, d []float64) error
 	iterations() int
 }
 
@@ -165,20 +166,16 @@ const unitRoundoff = 0x1p-53
 
 // refine checks p (any positive scaling) by iterative refinement: it forms
 // the exact residual r = p Q, solves for the correction d, and estimates
-// from d the error of every throughput relative to itself. While some
-// estimate exceeds tol it applies the correction and repeats; when none
-// does it normalises p in place and returns the estimates by action name.
-// It fails when the estimates stop shrinking above tol.
-func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []float64, tol float64) (map[string]float64, int, error) {
-	n := g.n
-	r := make([]float64, n)
-	d := make([]float64, n)
-	na := len(c.S.Actions)
-	x := make([]float64, na)
-	xc := make([]float64, na)
-	dx := make([]float64, na)
-	enabled := make([]bool, na)
-	est := make([]float64, na)
+// from d the error of every throughput relative to itself. With apply
+// false it returns that estimate for p as it is. Otherwise, while some
+// estimate exceeds tol, it applies the correction and repeats; before it
+// accepts, every further solver in check must agree (each is blind to
+// something different: the iterative solver to the balance of the state
+// whose unknown it fixes). On acceptance it normalises p in place and
+// returns the estimates by action name. It fails when the estimates stop
+// shrinking above tol.
+func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, check []steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
+	e := newEstimator(c, g)
 	prev := math.Inf(1)
 	slow := 0
 	const maxSteps = 40
@@ -186,58 +183,35 @@ func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []flo
 		if err := ctx.Err(); err != nil {
 			return nil, step, err
 		}
-		g.residual(p, r)
-		for i := range d {
-			d[i] = 0
-		}
-		if err := s.correct(ctx, r, d); err != nil {
+		g.residual(p, e.r)
+		worst, worstA, trusted, err := e.run(ctx, s, p)
+		if err != nil {
 			return nil, step, err
 		}
-		var S, Sc, D float64
-		for i := range p {
-			S, Sc = twoSumAcc(S, Sc, p[i])
-			D += d[i]
-		}
-		S += Sc
-		for a := range x {
-			x[a], xc[a], dx[a] = 0, 0, 0
-		}
-		for k, i := range g.class {
-			pi := p[k] / S
-			dpi := d[k]/S - pi*D/S
-			for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
-				a := c.Act[t]
-				enabled[a] = true
-				x[a], xc[a] = twoSumAcc(x[a], xc[a], pi*c.Rate[t])
-				dx[a] += dpi * c.Rate[t]
+		if worst <= tol && trusted {
+			for _, s2 := range check {
+				prevEst := append([]float64(nil), e.est...)
+				w2, a2, t2, err := e.run(ctx, s2, p)
+				if err != nil {
+					return nil, step, err
+				}
+				if !(w2 <= tol && t2) {
+					worst, worstA, trusted = w2, a2, t2
+					break
+				}
+				for a := range e.est {
+					e.est[a] = math.Max(e.est[a], prevEst[a])
+				}
 			}
 		}
-		worst, worstA := 0.0, -1
-		for a := range x {
-			if !enabled[a] {
-				continue
-			}
-			xa := x[a] + xc[a]
-			switch {
-			case xa > 0:
-				est[a] = math.Abs(dx[a])/xa + 2*unitRoundoff
-			case dx[a] == 0:
-				est[a] = 0
-			default:
-				est[a] = math.Inf(1)
-			}
-			if !(est[a] <= worst) {
-				worst, worstA = est[a], a
-			}
-		}
-		if worst <= tol {
+		if worst <= tol && trusted || !apply {
 			for i := range p {
-				p[i] /= S
+				p[i] /= e.S
 			}
 			out := make(map[string]float64)
-			for a := range x {
-				if enabled[a] {
-					out[c.S.Actions[a]] = est[a]
+			for a, ok := range e.enabled {
+				if ok {
+					out[c.S.Actions[a]] = e.est[a]
 				}
 			}
 			return out, step, nil
@@ -247,13 +221,106 @@ func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []flo
 		} else {
 			slow = 0
 		}
-		if slow >= 3 || step == maxSteps {
+		if slow >= 5 || step == maxSteps {
+			if !trusted {
+				return nil, step, fmt.Errorf("%w: the correction solve does not converge", errNoProgress)
+			}
 			return nil, step, fmt.Errorf("%w: estimated relative error %.3g on the throughput of %s after %d refinement steps (tolerance %.3g)",
 				errNoProgress, worst, c.S.Actions[worstA], step, tol)
 		}
 		prev = math.Min(prev, worst)
 		for i := range p {
-			p[i] += d[i]
+			// An iterate's correction can overshoot a rare state below
+			// zero; keep it positive (the scaled corrections divide by
+			// it) by shrinking it instead. Only iterates are affected:
+			// what is returned is whatever passed the check above.
+			p[i] = math.Max(p[i]+e.d[i], p[i]*1e-3)
 		}
 	}
+}
+
+// estimator holds refine's work arrays.
+type estimator struct {
+	c                *Chain
+	g                *generator
+	r, d             []float64
+	x, xc, dx, floor []float64
+	est              []float64
+	enabled          []bool
+	S                float64
+}
+
+func newEstimator(c *Chain, g *generator) *estimator {
+	na := len(c.S.Actions)
+	return &estimator{c: c, g: g, r: make([]float64, g.n), d: make([]float64, g.n),
+		x: make([]float64, na), xc: make([]float64, na), dx: make([]float64, na), floor: make([]float64, na),
+		est: make([]float64, na), enabled: make([]bool, na)}
+}
+
+// run solves for the correction d of p with s (the residual e.r already
+// formed) and sets e.est; it returns the worst estimate and its action,
+// and whether the correction solve met its tolerance.
+func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float64, int, bool, error) {
+	c, g := e.c, e.g
+	d, r := e.d, e.r
+	for i := range d {
+		d[i] = 0
+	}
+	err := s.correct(ctx, p, r, d)
+	trusted := err == nil
+	if err != nil && !errors.Is(err, errInaccurate) {
+		return 0, 0, false, err
+	}
+	for _, v := range d {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, false, fmt.Errorf("%w: the correction solve overflows (%v)", errNoProgress, err)
+		}
+	}
+	var S, Sc, D float64
+	for i := range p {
+		S, Sc = twoSumAcc(S, Sc, p[i])
+		D += d[i]
+	}
+	S += Sc
+	e.S = S
+	x, xc, dx, floor := e.x, e.xc, e.dx, e.floor
+	for a := range x {
+		x[a], xc[a], dx[a], floor[a] = 0, 0, 0, 0
+	}
+	for k, i := range g.class {
+		pi := p[k] / S
+		dpi := d[k]/S - pi*D/S
+		// The state's own relative imbalance: a correction solve can be
+		// blind to one state, but a probability that is off shows in
+		// its own balance.
+		imbalance := math.Abs(r[k]) / (math.Abs(p[k]) * g.exit[k])
+		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
+			a := c.Act[t]
+			e.enabled[a] = true
+			x[a], xc[a] = twoSumAcc(x[a], xc[a], pi*c.Rate[t])
+			dx[a] += dpi * c.Rate[t]
+			if !(imbalance <= floor[a]) {
+				floor[a] = imbalance
+			}
+		}
+	}
+	worst, worstA := 0.0, -1
+	for a := range x {
+		if !e.enabled[a] {
+			continue
+		}
+		xa := x[a] + xc[a]
+		switch {
+		case xa > 0:
+			e.est[a] = math.Max(math.Abs(dx[a])/xa, floor[a]) + 2*unitRoundoff
+		case dx[a] == 0:
+			e.est[a] = 0
+		default:
+			e.est[a] = math.Inf(1)
+		}
+		if !(e.est[a] <= worst) {
+			worst, worstA = e.est[a], a
+		}
+	}
+	return worst, worstA, trusted, nil
 }

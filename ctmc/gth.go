@@ -20,25 +20,43 @@ import (
 // rates at the moment state j, respectively k, was eliminated, and
 // a[k*n+k] holds s_k, which is all the back substitution and the
 // correction solves need.
+//
+// perm orders the states for elimination (position -> local state; nil
+// for the natural order): the state at position 0 is eliminated last.
+// The reduction is accurate in any order, but the correction solves of
+// refine are not: residuals accumulate towards the states eliminated last,
+// and if those are rare the noise of the probable states' residuals
+// swamps their corrections. Steady retries with the most probable states
+// last when the natural order gives no usable estimate.
 type gth struct {
-	n int
-	a []float64
+	n    int
+	a    []float64
+	perm []int32
+	work []float64
 }
 
 // gthParallelRows is the number of rows below which one elimination step is
 // not split between goroutines (the split costs a few microseconds).
 const gthParallelRows = 256
 
-func newGTH(ctx context.Context, g *generator) (*gth, error) {
+func newGTH(ctx context.Context, g *generator, perm []int32) (*gth, error) {
 	n := g.n
 	if n > 0 && n > math.MaxInt/8/n {
 		return nil, fmt.Errorf("chain of %d states is too large for the direct method", n)
 	}
-	s := &gth{n: n, a: make([]float64, n*n)}
+	s := &gth{n: n, a: make([]float64, n*n), perm: perm, work: make([]float64, n)}
 	a := s.a
+	pos := make([]int32, n)
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	for k, i := range perm {
+		pos[i] = int32(k)
+	}
 	for j := 0; j < n; j++ {
+		pj := int(pos[j])
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
-			a[int(g.in.src[k])*n+j] += g.in.rate[k]
+			a[int(pos[g.in.src[k]])*n+pj] += g.in.rate[k]
 		}
 	}
 	var wg sync.WaitGroup
@@ -55,7 +73,11 @@ func newGTH(ctx context.Context, g *generator) (*gth, error) {
 		}
 		sk := sum + comp
 		if !(sk > 0) || math.IsInf(sk, 0) {
-			return nil, fmt.Errorf("direct steady-state solve: state %d has no rate left after reduction (%g): rates under- or overflow float64", g.class[k], sk)
+			st := k
+			if perm != nil {
+				st = int(perm[k])
+			}
+			return nil, fmt.Errorf("direct steady-state solve: state %d has no rate left after reduction (%g): rates under- or overflow float64", g.class[st], sk)
 		}
 		a[k*n+k] = sk
 		eliminate := func(lo, hi int) {
@@ -107,6 +129,13 @@ func (s *gth) initial(ctx context.Context) ([]float64, error) {
 			acc[j] += pi * row[j]
 		}
 	}
+	if s.perm != nil {
+		out := make([]float64, n)
+		for k, i := range s.perm {
+			out[i] = p[k]
+		}
+		p = out
+	}
 	return p, nil
 }
 
@@ -114,11 +143,15 @@ func (s *gth) initial(ctx context.Context) ([]float64, error) {
 // reduced as the matrix was (b_j += b_k q_kj / s_k for j < k), then d_0 = 0
 // and d_k = (sum_{i<k} d_i q_ik - b_k) / s_k. The result is one solution;
 // refine removes the multiple of pi it may contain.
-func (s *gth) correct(ctx context.Context, r, d []float64) error {
+func (s *gth) correct(ctx context.Context, p, r, d []float64) error {
 	n, a := s.n, s.a
 	b := make([]float64, n)
 	for j := range b {
-		b[j] = -r[j]
+		if s.perm != nil {
+			b[j] = -r[s.perm[j]]
+		} else {
+			b[j] = -r[j]
+		}
 	}
 	for k := n - 1; k >= 1; k-- {
 		f := b[k] / a[k*n+k]
@@ -143,6 +176,12 @@ func (s *gth) correct(ctx context.Context, r, d []float64) error {
 		row := a[i*n : (i+1)*n]
 		for j := i + 1; j < n; j++ {
 			acc[j] += di * row[j]
+		}
+	}
+	if s.perm != nil {
+		copy(s.work, d)
+		for k, i := range s.perm {
+			d[i] = s.work[k]
 		}
 	}
 	return nil

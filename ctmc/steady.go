@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 )
 
@@ -174,7 +175,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	}
 	var s steadySolver
 	if method == MethodDirect {
-		s, err = newGTH(ctx, g)
+		s, err = newGTH(ctx, g, nil)
 	} else {
 		s, err = newILUSolver(ctx, g, opt.MaxIterations)
 	}
@@ -185,11 +186,50 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	if err != nil {
 		return nil, err
 	}
-	est, steps, err := refine(ctx, c, g, s, p, opt.Tolerance)
+	// GTH's vector is entrywise accurate as it is; refinement only
+	// estimates its error (the GTH correction solves subtract, and on
+	// stiff chains applying them can do harm). The iterative solver's
+	// vector is refined until the estimate meets the tolerance.
+	var check []steadySolver
+	if ilu, ok := s.(*iluSolver); ok && g.n > 1 {
+		// A second factorisation with another state fixed: it sees the
+		// balance of the first one's fixed state, which the first cannot.
+		s2, err := newILUSolverFixing(ctx, g, opt.MaxIterations, ilu.fixed)
+		if err != nil {
+			return nil, err
+		}
+		check = append(check, s2)
+	}
+	est, steps, err := refine(ctx, c, g, s, check, p, opt.Tolerance, method == MethodIterative)
 	if err != nil {
 		return nil, err
 	}
-	res := &SteadyResult{Method: method, Iterations: s.iterations() + steps, ClosedStates: g.n, Transient: ntransient}
+	if method == MethodDirect && maxOf(est) > opt.Tolerance {
+		// Estimate again with the most probable states eliminated last,
+		// which makes the correction solves accurate on the rare states
+		// too (see gth), and keep the better-checked vector.
+		s2, err := newGTH(ctx, g, byDecreasing(p))
+		if err != nil {
+			return nil, err
+		}
+		p2, err := s2.initial(ctx)
+		if err != nil {
+			return nil, err
+		}
+		est2, _, err := refine(ctx, c, g, s2, nil, p2, opt.Tolerance, false)
+		if err != nil {
+			return nil, err
+		}
+		if maxOf(est2) < maxOf(est) {
+			p, est = p2, est2
+		}
+		steps = 1
+	}
+	iters := s.iterations()
+	for _, s2 := range check {
+		iters += s2.iterations()
+	}
+	res := &SteadyResult{Method: method, Iterations: iters + steps, ClosedStates: g.n, Transient: ntransient}
 	res.Pi = make([]float64, c.N)
 	for k, i := range class {
 		res.Pi[i] = p[k]
@@ -200,6 +240,24 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	}
 	res.Residual = g.normResidual(p)
 	return res, nil
+}
+
+func maxOf(m map[string]float64) float64 {
+	x := 0.0
+	for _, v := range m {
+		x = math.Max(x, v)
+	}
+	return x
+}
+
+// byDecreasing returns the local states ordered by decreasing p.
+func byDecreasing(p []float64) []int32 {
+	perm := make([]int32, len(p))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	sort.SliceStable(perm, func(a, b int) bool { return p[perm[a]] > p[perm[b]] })
+	return perm
 }
 
 // closedClass returns the states of the chain's only closed class, in

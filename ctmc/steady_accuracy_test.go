@@ -272,3 +272,105 @@ func TestRandomStiff(t *testing.T) {
 		})
 	}
 }
+
+// TestTransientStartup: a start-up state that is never re-entered gets
+// probability 0, and the rest is the two-state cycle's closed form.
+func TestTransientStartup(t *testing.T) {
+	c := derive(t, "Start = (boot, 1.0).Up; Up = (fail, 0.1).Down; Down = (repair, 2.0).Up; Start", DefaultOptions)
+	for _, method := range []string{MethodDirect, MethodIterative} {
+		res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if res.Transient != 1 || res.ClosedStates != 2 || res.Pi[0] != 0 {
+			t.Fatalf("%s: transient %d, closed %d, pi %v", method, res.Transient, res.ClosedStates, res.Pi)
+		}
+		// P(Up) = 2 / 2.1: fail fires at 0.1 * 2/2.1, repair as often.
+		want := 0.1 * 2 / 2.1
+		for _, a := range []string{"fail", "repair"} {
+			if got := throughputOf(c, res.Pi, a); math.Abs(got-want) > 1e-14*want {
+				t.Errorf("%s: throughput(%s) = %.17g, want %.17g", method, a, got, want)
+			}
+		}
+		if got := throughputOf(c, res.Pi, "boot"); got != 0 {
+			t.Errorf("%s: throughput(boot) = %g, want 0", method, got)
+		}
+	}
+}
+
+// TestAlternatingBit: an alternating-bit-like protocol whose sender and
+// channel both boot first (transient start-up states) against the 256-bit
+// reference, which solves the whole chain, transients included.
+func TestAlternatingBit(t *testing.T) {
+	c := derive(t, `
+Boot = (init, 5.0).Send0;
+Send0 = (snd0, 2.0).Wait0;
+Wait0 = (ack0, infty).Send1 + (timeout0, 0.1).Send0;
+Send1 = (snd1, 2.0).Wait1;
+Wait1 = (ack1, infty).Send0 + (timeout1, 0.1).Send1;
+RBoot = (rinit, 1.0).Chan;
+Chan = (snd0, infty).Ch0 + (snd1, infty).Ch1;
+Ch0 = (ack0, 3.0).Chan + (lose0, 0.2).Chan;
+Ch1 = (ack1, 3.0).Chan + (lose1, 0.2).Chan;
+Boot <snd0, snd1, ack0, ack1> RBoot`, DefaultOptions)
+	if len(c.Deadlocks) > 0 {
+		t.Fatalf("deadlocks: %v", c.Deadlocks)
+	}
+	want := bigSteady(t, c)
+	for _, method := range []string{MethodDirect, MethodIterative} {
+		res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if res.Transient != 3 {
+			t.Errorf("%s: %d transient states, want 3 (both booting, and each booted alone)", method, res.Transient)
+		}
+		for i := 0; i < c.N; i++ {
+			names := c.StateString(i)
+			if (strings.Contains(names, "Boot") || strings.Contains(names, "RBoot")) && res.Pi[i] != 0 {
+				t.Errorf("%s: transient state %s has probability %g", method, names, res.Pi[i])
+			}
+		}
+		for _, tp := range Throughputs(c, res.Pi) {
+			if tp.Action == "init" || tp.Action == "rinit" {
+				if tp.Value != 0 {
+					t.Errorf("%s: start-up action %s has throughput %g", method, tp.Action, tp.Value)
+				}
+				continue
+			}
+			if w := want[tp.Action]; math.Abs(tp.Value-w) > 1e-12*w {
+				t.Errorf("%s: throughput(%s) = %.17g, reference %.17g", method, tp.Action, tp.Value, w)
+			}
+		}
+	}
+}
+
+// TestOneFastRate: one immediate-like rate (1e5) among slow ones; the slow
+// throughputs were off by 4e-4 under the former stopping rule.
+func TestOneFastRate(t *testing.T) {
+	c := derive(t, `
+P0 = (go, 0.002).P1; P1 = (fast, 100000.0).P2; P2 = (slow, 0.0003).P0 + (back, 0.5).P1;
+Q0 = (go, infty).Q1 + (tick, 0.01).Q0; Q1 = (work, 0.07).Q0;
+P0 <go> Q0`, DefaultOptions)
+	checkThroughputs(t, c, bigSteady(t, c), 1e-12)
+}
+
+// TestClosedClassesNamed: two closed classes are refused, each named by a
+// state's components.
+func TestClosedClassesNamed(t *testing.T) {
+	c := derive(t, `
+P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 1.0).S;
+R = (d, 1.0).R2; R2 = (e, 1.0).R; S = (f, 1.0).S2; S2 = (g, 1.0).S;
+M = (m, 1.0).M2; M2 = (n, 2.0).M;
+P <> M`, DefaultOptions)
+	_, err := Steady(context.Background(), c, SteadyOptions{})
+	var nie *NotIrreducibleError
+	if !errors.As(err, &nie) || len(nie.Closed) != 2 {
+		t.Fatalf("got %v, want two closed classes", err)
+	}
+	for _, want := range []string{"such as (R, M)", "such as (S, M)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not name %q", err, want)
+		}
+	}
+}

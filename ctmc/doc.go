@@ -42,10 +42,33 @@
 //
 // # Steady state
 //
-// Steady runs Gauss-Seidel (or SOR) sweeps on pi Q = 0 over the incoming
-// transitions, stops on the true relative residual
-// ||pi Q||_inf / (max_i q_i ||pi||_inf) (default 1e-12), and fails with an
-// error at its iteration cap rather than return an unconverged vector. It
-// refuses deadlocked and reducible chains, naming the deadlocked state's
-// components or the closed classes and transient states.
+// Steady solves pi Q = 0 on the chain's only closed communicating class;
+// transient states (start-up phases) get probability 0. A deadlock, or
+// several closed classes, is refused with an error naming a state of each
+// by its components' local states. Two methods, chosen by the size of the
+// closed class (DefaultDirectLimit, 2,000 states):
+//
+//   - GTH (gth.go): dense Grassmann-Taksar-Heyman state reduction. Every
+//     pivot is a sum of remaining rates, never a difference, so each
+//     probability, however small, has a small relative error (O'Cinneide
+//     1993); this is what makes stiff chains (rates 1e-4 to 1e5) safe.
+//   - BiCGSTAB (ilu.go) right-preconditioned by ILU(0), with the ILU
+//     pivots formed the GTH way (subtraction-free) and the unknown of the
+//     most probable state fixed; then iterative refinement (generator.go)
+//     on the exact residual with corrections solved in a scaled system
+//     (unknowns relative to the current probabilities, balances relative
+//     to each state's outflow), until the estimated error of every
+//     throughput meets the tolerance, or an error says it cannot.
+//
+// Either way the result carries, per action, an estimated error of its
+// throughput relative to itself (SteadyResult.ThroughputError): the first-
+// order effect of one further refinement step, whose residual p Q is formed
+// with error-free products and compensated sums so that it is exact in
+// every state, floored by the state's own relative imbalance. It is an a
+// posteriori estimate, not a rigorous bound. Measured against 256-bit
+// reference solves (steady_accuracy_test.go): for GTH it never understated
+// the error by more than 1e-13; for the iterative method it has understated
+// by up to 1.2e-12 on a nearly decomposable chain, and on extremely stiff
+// birth-death chains (probabilities spanning 1e-18) the iterative method
+// refuses about one chain in six rather than reach the tolerance.
 package ctmc

@@ -13,11 +13,11 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "steady", "steady [flags] FILE",
 		`  pepa steady testdata/pc-lan.pepa                  throughputs and utilisations
   pepa steady --format csv -o lan.csv testdata/pc-lan.pepa
-  pepa steady --tolerance 1e-14 testdata/active-badge.pepa
+  pepa steady --method bicgstab --tolerance 1e-13 testdata/active-badge.pepa
 `)
 	var o outputFlags
 	o.register(fs)
-	tol := fs.Float64("tolerance", 1e-12, "refine until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13); fail if it cannot")
+	tol := fs.Float64("tolerance", 1e-12, "bicgstab: refine until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth reports its estimate whatever it is")
 	maxIter := fs.Int("max-iterations", 100000, "give up (with an error) after `N` BiCGSTAB iterations (iterative method)")
 	omega := fs.Float64("omega", 1, "ignored (the former Gauss-Seidel solver's SOR factor; kept so scripts keep working)")
 	method := fs.String("method", "auto", "`METHOD`: auto (gth up to 2000 states in the closed class, bicgstab above), gth (direct), bicgstab (iterative)")
@@ -120,11 +120,11 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		}
 		switch res.Method {
 		case ctmc.MethodDirect:
-			fmt.Fprintf(w, "solver:   GTH state reduction (direct), %d refinement steps\n", res.Iterations)
+			fmt.Fprintf(w, "solver:   GTH state reduction (direct)\n")
 		default:
 			fmt.Fprintf(w, "solver:   BiCGSTAB with ILU(0) (iterative), %d iterations\n", res.Iterations)
 		}
-		fmt.Fprintf(w, "accuracy: every throughput within %.2g of itself (relative; %s)\n\n", res.MaxThroughputError, ctmc.ErrorBoundKind)
+		fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, ctmc.ErrorBoundKind)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "action\tthroughput\trelative error (est.)")
 		for _, t := range tps {

@@ -55,8 +55,13 @@ func (c *Chain) EnteredBy(actions []string) []bool {
 	return out
 }
 
-// ErrNoSource is wrapped when a plug-in passage has no weighted source state.
-var ErrNoSource = errors.New("plug-in passage has no source state of positive weight")
+var (
+	// ErrNoSource: a plug-in passage has no source state of positive weight.
+	ErrNoSource = errors.New("plug-in passage has no source state of positive weight")
+	// ErrNoTarget: every state entered by a target action is a source
+	// state, so a plug-in passage has no end.
+	ErrNoTarget = errors.New("plug-in passage has no target state")
+)
 
 // Plugin is the PEPA Eclipse Plug-in's passage (semantics.md section 2):
 // sources are the states entered by a source action, targets the states
@@ -76,6 +81,13 @@ func (c *Chain) Plugin(pi []float64, source, target []string) (Passage, error) {
 	}
 	if !(total > 0) {
 		return Passage{}, ErrNoSource
+	}
+	anyTarget := false
+	for _, x := range tgt {
+		anyTarget = anyTarget || x
+	}
+	if !anyTarget {
+		return Passage{}, ErrNoTarget
 	}
 	for i := range alpha {
 		alpha[i] /= total

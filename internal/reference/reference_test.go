@@ -263,3 +263,35 @@ func TestStiffMeanAndExp(t *testing.T) {
 		}
 	}
 }
+
+// A stiff mapping-shaped plug-in passage with a closed form: the machines
+// are independent, M2 only weights the sources through its mean exit rate
+// E[q2] = 2/T2 (two exits per cycle of mean length T2), and from a source
+// the passage is Exp(20.3) or Exp(0.000736). Values from mpmath at 30 digits.
+func TestStiffPluginClosedForm(t *testing.T) {
+	c := derive(t, `A1 = (compute1, infty).A1; A2 = (compute2, 3 * infty).A2;
+A3 = (compute3, T).A3; A4 = (compute4, infty).A4;
+M1 = (compute1, 17.3).(compute4, 20.3).M1 + (compute1, 0.00088).(compute4, 0.000736).M1;
+M2 = (compute3, 7110.0).(compute2, 1.91).M2 + (compute3, 88.8).(compute2, 6.39).M2;
+(A1 <> A2 <> A3 <> A4) <compute1, compute2, compute3, compute4> (M1 <> M2)`)
+	pi, err := c.Steady()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.Plugin(pi, []string{"compute1"}, []string{"compute4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range []struct{ t, cdf float64 }{
+		{0.027704284467592915, 0.351492096344974589},
+		{0.13852142233796455, 0.768035542204826919},
+		{1.3852142233796456, 0.817300033161191809},
+	} {
+		near(t, "stiff plugin CDF", c.CDF(p, x.t), x.cdf, 1e-13)
+	}
+	mean, err := c.Mean(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "stiff plugin mean", mean, 248.527110146144239557, 1e-13)
+}

@@ -1,23 +1,3 @@
-// Package randmodel writes small random PEPA models, as source text, for the
-// differential tests of the solvers against internal/reference. A seed
-// determines the model.
-//
-// The models go where hand-written tests do not: choices with duplicate
-// prefixes and with one action leading to different targets, self-loops,
-// constant aliases (P = Q;), repeated anonymous continuations, cooperation
-// with blocked and hidden actions, weighted passive partners, components
-// passive on an action in one derivative and active in another, arrays with
-// and without cooperation sets, stiff rates (1e-4 to 1e4), transient
-// start-up phases, and chains that are reducible or deadlock. Mapping-shaped
-// models (passive single-state applications, machines racing an ideal and a
-// perturbed path through their compute actions) are a family of their own.
-//
-// Invariants: the text always parses; passive activities are only ever
-// written on an action that the enclosing cooperation synchronises with an
-// active-only partner (or blocks), so lang.Load accepts every model and no
-// reachable state exposes a passive activity; the product of the
-// components' local derivative counts is at most MaxProduct, so chains stay
-// small enough for dense methods.
 package randmodel
 
 import (
@@ -31,7 +11,7 @@ import (
 
 // MaxProduct bounds the product of the components' local derivative counts
 // (an upper bound on the state count).
-const MaxProduct = 150
+const MaxProduct = 250
 
 // Model is a generated model.
 type Model struct {
@@ -173,7 +153,9 @@ func (g *gen) general() Model {
 	n := 1 + r.Intn(3)
 	comps := make([]*comp, n)
 	for j := range comps {
-		c := &comp{name: string(rune('P' + j)), k: 1 + r.Intn(4), passive: map[string]int{}, copies: 1}
+		// Fewer local states when there are more components, so that
+		// most composed models fit the budget.
+		c := &comp{name: string(rune('P' + j)), k: 1 + r.Intn(5-n), passive: map[string]int{}, copies: 1}
 		if j >= 3 {
 			c.name = fmt.Sprintf("C%d", j)
 		}
@@ -213,6 +195,20 @@ func (g *gen) general() Model {
 	for j := 1; j < n; j++ {
 		if wildcard[j] {
 			continue
+		}
+		if r.Intn(2) == 0 {
+			// Make sure of one candidate: an action both sides perform,
+			// in the set where component j joins.
+			a := sharedPool[r.Intn(len(sharedPool))]
+			if !contains(comps[j].shared, a) {
+				comps[j].shared = append(comps[j].shared, a)
+			}
+			if i := r.Intn(j); !contains(comps[i].shared, a) {
+				comps[i].shared = append(comps[i].shared, a)
+			}
+			if !contains(sets[j], a) {
+				sets[j] = append(sets[j], a)
+			}
 		}
 		left := map[string]bool{}
 		for i := 0; i < j; i++ {
@@ -325,6 +321,13 @@ func (g *gen) general() Model {
 		default:
 			sys = fmt.Sprintf("(%s) <%s> (%s)", sys, strings.Join(sets[j], ", "), t)
 		}
+		if j == 1 && r.Intn(4) == 0 {
+			// A static component: a constant whose body is a
+			// cooperation, expanded where it is used.
+			fmt.Fprintf(&b, "Sub = %s;\n", sys)
+			sys = "Sub"
+			g.feat("static")
+		}
 	}
 	if n > 1 && r.Intn(5) == 0 {
 		// Hide a shared action at the top: its synchronised firings
@@ -332,6 +335,19 @@ func (g *gen) general() Model {
 		s := sharedPool[r.Intn(len(sharedPool))]
 		sys = fmt.Sprintf("(%s) / {%s}", sys, s)
 		g.feat("hiding-shared")
+	}
+	if prod*prod <= MaxProduct && r.Intn(6) == 0 {
+		// Two copies of the whole system, as a static component.
+		fmt.Fprintf(&b, "Sys = %s;\n", sys)
+		switch r.Intn(3) {
+		case 0:
+			sys = "Sys || Sys"
+		case 1:
+			sys = "Sys <*> Sys"
+		default:
+			sys = fmt.Sprintf("Sys <%s> Sys", sharedPool[r.Intn(len(sharedPool))])
+		}
+		g.feat("static-twice")
 	}
 	b.WriteString(sys + "\n")
 	return Model{Family: "general", Source: b.String()}

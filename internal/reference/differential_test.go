@@ -60,13 +60,15 @@ type modelFacts struct {
 type tally struct {
 	models, dropped, invalid, tooBig int
 	refused, solved                  int
+	deadlocked, reducible            int
 	passages, cdfPoints              int
+	byWhere                          map[string]int // passages compared per configuration
 	known                            map[string]int
 	unknown                          map[string]int
 }
 
 func newTally() *tally {
-	return &tally{known: map[string]int{}, unknown: map[string]int{}}
+	return &tally{known: map[string]int{}, unknown: map[string]int{}, byWhere: map[string]int{}}
 }
 
 func TestDifferential(t *testing.T) {
@@ -81,8 +83,9 @@ func TestDifferential(t *testing.T) {
 		m := randmodel.Generate(seed)
 		runModel(t, m, tl)
 	}
-	t.Logf("%d models in %v: %d dropped by the reference (%d invalid, %d too big), %d steady states solved, %d refused; %d passages, %d CDF points",
-		tl.models, time.Since(start).Round(time.Millisecond), tl.dropped, tl.invalid, tl.tooBig, tl.solved, tl.refused, tl.passages, tl.cdfPoints)
+	t.Logf("%d models (seeds %d to %d) in %v: %d dropped by the reference (%d invalid, %d too big); steady state solved for %d, refused for %d (%d with a deadlock, %d with several closed classes); %d passages solved (%v), %d CDF points",
+		tl.models, *flagSeed, *flagSeed+int64(n)-1, time.Since(start).Round(time.Millisecond), tl.dropped, tl.invalid, tl.tooBig,
+		tl.solved, tl.refused, tl.deadlocked, tl.reducible, tl.passages, tl.byWhere, tl.cdfPoints)
 	if len(tl.known) > 0 {
 		t.Logf("known real-solver bugs hit: %v", tl.known)
 	}
@@ -130,6 +133,11 @@ func runModel(t *testing.T, gm randmodel.Model, tl *tally) {
 	h.pi, h.piErr = rc.Steady()
 	if h.piErr != nil {
 		tl.refused++
+		if len(rc.Deadlocks) > 0 {
+			tl.deadlocked++
+		} else {
+			tl.reducible++
+		}
 	} else {
 		tl.solved++
 	}
@@ -540,6 +548,7 @@ func (h *harness) comparePassage(c *ctmc.Chain, p *refProblem, where string, par
 		}
 	}
 	h.tl.passages++
+	h.tl.byWhere[where]++
 	// Complete only where it is cheap: on a stiff chain a small mass can
 	// take millions of steps to drain (the solver then rightly refuses).
 	opt := passage.Options{Horizon: p.ts[len(p.ts)-1]}

@@ -64,6 +64,12 @@ func newGenerator(c *Chain, class []int32) (*generator, error) {
 		}
 		g.outPtr[k+1] = int64(len(g.outRate))
 		g.exit[k] = sum + comp
+		// A closed class of one state may have only self-loops (a machine
+		// with one application): Steady gives it probability 1 without a
+		// solve. Otherwise every state of a closed class leaves it.
+		if n == 1 && g.exit[k] == 0 {
+			continue
+		}
 		if !(g.exit[k] > 0) || math.IsInf(g.exit[k], 0) {
 			return nil, fmt.Errorf("state %d (%s) has exit rate %g: steady state needs finite positive exit rates", i, c.StateString(int(i)), g.exit[k])
 		}

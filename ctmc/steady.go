@@ -169,6 +169,16 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	if err != nil {
 		return nil, err
 	}
+	if g.n == 1 {
+		// Nothing to solve, and nothing to estimate: every throughput is
+		// a rate of the one state's self-loops, exactly.
+		res := &SteadyResult{Method: MethodDirect, ClosedStates: 1, Transient: ntransient, Pi: make([]float64, c.N), ThroughputError: map[string]float64{}}
+		res.Pi[class[0]] = 1
+		for k := c.RowPtr[class[0]]; k < c.RowPtr[class[0]+1]; k++ {
+			res.ThroughputError[c.S.Actions[c.Act[k]]] = 0
+		}
+		return res, nil
+	}
 	method := opt.Method
 	if method == MethodAuto {
 		method = MethodDirect

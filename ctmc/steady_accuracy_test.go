@@ -374,3 +374,19 @@ P <> M`, DefaultOptions)
 		}
 	}
 }
+
+// TestOneStateClass: a machine with one application is one state with a
+// self-loop: probability 1, throughput the rate, after a transient state.
+func TestOneStateClass(t *testing.T) {
+	c := derive(t, "S = (boot, 2.0).M; M = (compute1, 0.25).M; S", DefaultOptions)
+	res, err := Steady(context.Background(), c, SteadyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pi[0] != 0 || res.Pi[1] != 1 || res.Transient != 1 {
+		t.Fatalf("pi %v, transient %d", res.Pi, res.Transient)
+	}
+	if got := throughputOf(c, res.Pi, "compute1"); got != 0.25 {
+		t.Errorf("throughput %g, want 0.25", got)
+	}
+}

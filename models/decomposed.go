@@ -45,23 +45,6 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	}
 	res.States, res.ProductStates = states, product
 
-	// One uniformization rate for every machine, so that the joint
-	// figures share Poisson weights.
-	q := 0.0
-	for _, m := range machines {
-		p := partOf[m.Leaf]
-		if p == nil {
-			return nil, fmt.Errorf("machine %s is not an independent part", m.Name)
-		}
-		for i := 0; i < p.Chain.N; i++ {
-			q = math.Max(q, p.Chain.ExitRate(i))
-		}
-	}
-	q *= 1.02
-	if q == 0 {
-		q = 1
-	}
-
 	// Plug-in weights need every part's steady state and mean exit rate.
 	var qbar []float64
 	var pis [][]float64
@@ -83,10 +66,18 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		partIndex[p] = k
 	}
 
+	// Every machine's passage first, then one uniformization rate for all
+	// of them (so that the joint figures share Poisson weights): the
+	// largest of the machines' own, which count target-labelled
+	// self-loops (passage.UniformizationRate).
 	res.Machines = make([]MachineResult, len(machines))
-	err = parallel(ctx, len(machines), func(i int) error {
-		m := machines[i]
+	probs := make([]*passage.Problem, len(machines))
+	q := 0.0
+	for i, m := range machines {
 		p := partOf[m.Leaf]
+		if p == nil {
+			return nil, fmt.Errorf("machine %s is not an independent part", m.Name)
+		}
 		c := p.Chain
 		mr := &res.Machines[i]
 		*mr = newMachineResult(m, s, opt.Pragmas)
@@ -94,12 +85,12 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		if opt.Semantics == passage.Plugin {
 			if sameSet(m.First, m.Last) {
 				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
-				return nil
+				continue
 			}
 			k := partIndex[p]
 			var err error
 			if pr, err = passage.PluginPartProblem(c, pis[k], sumQbar-qbar[k], m.First, m.Last); err != nil {
-				return fmt.Errorf("machine %s: %w", m.Name, err)
+				return nil, fmt.Errorf("machine %s: %w", m.Name, err)
 			}
 		} else {
 			pr = passage.InitialProblem(c, m.Last)
@@ -110,14 +101,26 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 			}
 			alpha, err := initialDistribution(c, own)
 			if err != nil {
-				return fmt.Errorf("machine %s: %w", m.Name, err)
+				return nil, fmt.Errorf("machine %s: %w", m.Name, err)
 			}
 			if alpha != nil {
 				pr.Alpha = alpha
 			}
 		}
 		mr.alpha = pr.Alpha
-		rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
+		probs[i] = &pr
+		q = math.Max(q, passage.UniformizationRate(c, []passage.Problem{pr}))
+	}
+
+	err = parallel(ctx, len(machines), func(i int) error {
+		pr := probs[i]
+		if pr == nil {
+			return nil
+		}
+		m := machines[i]
+		c := partOf[m.Leaf].Chain
+		mr := &res.Machines[i]
+		rs, err := passage.Solve(ctx, c, []passage.Problem{*pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", m.Name, err)
 		}
@@ -125,7 +128,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		if mr.PByBeta, err = mr.dist.CDF(opt.Beta); err != nil {
 			return err
 		}
-		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, pr); err != nil {
+		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, *pr); err != nil {
 			return err
 		}
 		mr.Quantile, err = mr.dist.Quantile(opt.Quantile)

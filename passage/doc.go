@@ -7,16 +7,23 @@
 // The target is made absorbing: transitions labelled by target actions are
 // redirected to a sink (the passage ends at their first firing), target
 // states absorb the mass that enters them. With q = 1.02 times the largest
-// exit rate, P = I + Q/q, and one forward pass v_{k+1} = v_k P gives the
-// absorbed mass a_k after k jumps; then for every t of a grid
+// total rate at which a state is left once the target is absorbing
+// (MaxLeaveRate: a self-loop labelled by a target action counts, since it
+// ends the passage; Chain.ExitRate leaves self-loops out), P = I + Q/q,
+// and one forward pass v_{k+1} = v_k P gives the absorbed mass a_k after
+// k jumps; then for every t of a grid
 //
 //	F(t) = sum_k Poisson(k; q t) a_k,   f(t) = q sum_k Poisson(k; q t) (a_{k+1} - a_k)
 //
 // with Poisson weights from FoxGlynn (ratio recurrences from the mode, no
-// overflow or underflow for q t from 1e-6 to 1e9). The pass stops at the
+// overflow or underflow for q t from 1e-6 to 1e13). The pass stops at the
 // right truncation point of the largest t, or earlier, with proof, once the
-// mass that can still move is below epsilon/2 (later a_k cannot grow more
-// than that).
+// mass in states that can still reach the target is below epsilon/2 (later
+// a_k cannot grow more than that; the live states are found once, by a
+// backward search from the transitions that end the passage, so mass
+// drained into a closed class without the target stops the series too).
+// There is no fixed step cap: cost grows with q*t, and only memory stops a
+// series (MaxSeriesValues values over all passages, ErrTooManySteps).
 //
 // # Accuracy
 //
@@ -30,6 +37,10 @@
 // passage may never end.
 //
 // # Kernel
+//
+// Invariant: every diagonal entry of P outside the targets is in [0, 1]
+// (the kernel refuses a q below MaxLeaveRate), so v stays a
+// sub-probability vector and a_k never decreases.
 //
 // The matrix is stored transposed (a gather: row j lists the states that
 // move into j), split into entries no passage redirects and the few that

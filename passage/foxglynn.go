@@ -29,6 +29,44 @@ func (p *PoissonWeights) Right() int { return p.Left + len(p.W) - 1 }
 // maxPoissonTerms bounds the weights kept (lambda up to about 1e12).
 const maxPoissonTerms = 1 << 26
 
+// maxPoissonLambda is the largest rate FoxGlynn takes: past it the weights
+// would need more than maxPoissonTerms terms anyway (about 14 sqrt(lambda)
+// for the smallest epsilon), and the mode would not fit an int exactly.
+const maxPoissonLambda = 1e13
+
+// PoissonRight is the right truncation point FoxGlynn(lambda, epsilon)
+// would give, without keeping the weights; for lambda past what FoxGlynn
+// takes it returns a lower bound (the mode), already larger than any
+// series this package runs (MaxSeriesValues).
+func PoissonRight(lambda, epsilon float64) (int, error) {
+	if !(lambda >= 0) || math.IsInf(lambda, 0) {
+		return 0, fmt.Errorf("poisson weights: rate %g is not a finite non-negative number", lambda)
+	}
+	if !(epsilon > 0 && epsilon < 1) {
+		return 0, fmt.Errorf("poisson weights: epsilon %g must be in (0, 1)", epsilon)
+	}
+	if lambda == 0 {
+		return 0, nil
+	}
+	if lambda > maxPoissonLambda {
+		return int(min(lambda, 1<<62)), nil
+	}
+	mode := int(math.Floor(lambda))
+	half := epsilon / 2
+	// FoxGlynn's right walk, which runs first and sees only its own sum.
+	rsum, w := 1.0, 1.0
+	k := mode
+	for ; ; k++ {
+		r := lambda / float64(k+2)
+		if r < 1 && w*(lambda/float64(k+1))/(1-r) <= half*rsum {
+			break
+		}
+		w = w * lambda / float64(k+1)
+		rsum += w
+	}
+	return k, nil
+}
+
 // FoxGlynn computes the Poisson weights for lambda >= 0 with tail mass at
 // most epsilon in (0, 1).
 func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
@@ -40,6 +78,9 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 	}
 	if lambda == 0 {
 		return &PoissonWeights{Left: 0, W: []float64{1}, Total: 1}, nil
+	}
+	if lambda > maxPoissonLambda {
+		return nil, fmt.Errorf("poisson weights: rate %g is too large (more than %g, %d terms at least)", lambda, float64(maxPoissonLambda), int64(math.Sqrt(lambda)))
 	}
 	mode := int(math.Floor(lambda))
 	half := epsilon / 2

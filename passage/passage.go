@@ -34,10 +34,14 @@ type Options struct {
 	// iteration stops at the Poisson right truncation point for q*Horizon,
 	// or earlier once every passage's unabsorbed mass is below Epsilon/2.
 	Horizon float64
-	// Complete asks for iteration until the unabsorbed mass is below
-	// Epsilon/2 whatever the horizon (needed for quantiles), up to
-	// MaxIterations (default 10 million), after which it is an error.
-	Complete      bool
+	// Complete asks for iteration until the mass that can still be
+	// absorbed is below Epsilon/2 whatever the horizon (needed for
+	// quantiles and means).
+	Complete bool
+	// MaxIterations, if positive, caps the uniformization steps (an error
+	// if the series is still needed past it). By default there is no cap
+	// but memory: the series of all passages of a Solve holds at most
+	// MaxSeriesValues numbers (ErrTooManySteps past that).
 	MaxIterations int
 	// QFactor multiplies the largest exit rate to give the uniformization
 	// rate q (default 1.02).
@@ -47,16 +51,14 @@ type Options struct {
 	// share q can share Poisson weights (MaxMean).
 	Q float64
 	// Progress, if not nil, is called about every half second with the
-	// steps done and the most that may be needed.
+	// steps done and the most that may be needed (0 when not known in
+	// advance: a Complete series runs until the absorbable mass is gone).
 	Progress func(step, max int)
 }
 
 func (o *Options) defaults() {
 	if o.Epsilon <= 0 {
 		o.Epsilon = 1e-10
-	}
-	if o.MaxIterations <= 0 {
-		o.MaxIterations = 10_000_000
 	}
 	if o.QFactor < 1 {
 		o.QFactor = 1.02
@@ -69,9 +71,10 @@ func (o *Options) defaults() {
 type Result struct {
 	Q        float64   // uniformization rate
 	Absorbed []float64 // Absorbed[k]: mass in the target after k jumps
-	// Rest is the mass neither absorbed nor stuck in a non-target absorbing
-	// state after the last step: later Absorbed values are within Rest of
-	// the last one.
+	// Rest is the mass, after the last step, in states from which the
+	// target can still be reached: later Absorbed values are within Rest
+	// of the last one (mass in states that cannot reach the target is
+	// known never to be absorbed).
 	Rest float64
 	// Complete: Rest <= Epsilon/2, so the series is known for every k.
 	Complete bool
@@ -95,6 +98,15 @@ func (r *Result) absorbedAt(k int) float64 {
 
 // ErrBeyondHorizon is returned for a time past the computed horizon.
 var ErrBeyondHorizon = errors.New("time beyond the horizon the passage was computed for")
+
+// ErrTooManySteps is returned when the series would need more values than
+// MaxSeriesValues (or Options.MaxIterations steps).
+var ErrTooManySteps = errors.New("the passage needs more uniformization steps than can be held")
+
+// MaxSeriesValues bounds the absorbed-mass values that one Solve keeps over
+// all its passages (1 GiB of float64): the cost of a series grows with
+// q*t, and this is where memory, not time, stops it.
+const MaxSeriesValues = 1 << 27
 
 // CDF is P(passage time <= t), within Epsilon of the exact value.
 func (r *Result) CDF(t float64) (float64, error) {
@@ -241,10 +253,25 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	if len(probs) == 0 {
 		return nil, nil
 	}
+	for i, pr := range probs {
+		if len(pr.Alpha) != c.N || (pr.TargetStates != nil && len(pr.TargetStates) != c.N) {
+			return nil, fmt.Errorf("passage %d: vectors do not match the chain's %d states", i, c.N)
+		}
+	}
+	// One rate for every block, right by construction: target-labelled
+	// self-loops count (MaxLeaveRate).
+	leave := MaxLeaveRate(c, probs)
+	q := scaleRate(leave, opt.QFactor)
+	if opt.Q > 0 {
+		if opt.Q < leave {
+			return nil, fmt.Errorf("uniformization rate %g is below %g, the largest rate at which a state is left once the target is absorbing", opt.Q, leave)
+		}
+		q = opt.Q
+	}
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {
 		end := min(start+maxBlock, len(probs))
-		rs, err := solveBlock(ctx, c, probs[start:end], opt)
+		rs, err := solveBlock(ctx, c, probs[start:end], q, len(probs), opt)
 		if err != nil {
 			return nil, err
 		}
@@ -278,59 +305,58 @@ type kernel struct {
 	sSrc  []int32
 	sVal8 []float64
 
-	diag  []float64 // [j*lanes+p]: probability of staying in j
-	out   []float64 // [j*lanes+p]: probability of jumping from j to passage p's target
-	zero  []bool    // [j*lanes+p]: j is a target state of passage p (mass there is absorbed)
-	trans []bool    // [j*lanes+p]: j is transient for passage p (can move at all)
-	anyZ  bool
+	diag []float64 // [j*lanes+p]: probability of staying in j
+	out  []float64 // [j*lanes+p]: probability of jumping from j to passage p's target
+	zero []bool    // [j*lanes+p]: j is a target state of passage p (mass there is absorbed)
+	live []bool    // [j*lanes+p]: j is not a target of passage p and can reach it
+	anyZ bool
 }
 
-func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]*Result, error) {
+func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, totalPassages int, opt Options) ([]*Result, error) {
 	n, P := c.N, len(probs)
-	for i, pr := range probs {
-		if len(pr.Alpha) != n || (pr.TargetStates != nil && len(pr.TargetStates) != n) {
-			return nil, fmt.Errorf("passage %d: vectors do not match the chain's %d states", i, n)
-		}
+	k, err := buildKernel(c, probs, q)
+	if err != nil {
+		return nil, err
 	}
-	q := 0.0
-	for i := 0; i < n; i++ {
-		q = math.Max(q, c.ExitRate(i))
-	}
-	q *= opt.QFactor
-	if q == 0 {
-		q = 1
-	}
-	if opt.Q > 0 {
-		if opt.Q*opt.QFactor < q {
-			return nil, fmt.Errorf("uniformization rate %g is below the chain's largest exit rate %g", opt.Q, q/opt.QFactor)
-		}
-		q = opt.Q
-	}
-	k := buildKernel(c, probs, q)
 	L := k.lanes
 
 	results := make([]*Result, P)
 	v := make([]float64, n*L)
 	for p, pr := range probs {
-		r := &Result{Q: q, Epsilon: opt.Epsilon, Reachable: reachable(c, pr)}
+		r := &Result{Q: q, Epsilon: opt.Epsilon}
 		a0 := 0.0
 		for i, x := range pr.Alpha {
 			if pr.TargetStates != nil && pr.TargetStates[i] {
 				a0 += x
+				r.Reachable = r.Reachable || x > 0
 			} else {
 				v[i*L+p] = x
+				r.Reachable = r.Reachable || (x > 0 && k.live[i*L+p])
 			}
 		}
 		r.Absorbed = append(r.Absorbed, a0)
 		results[p] = r
 	}
-	kmax := opt.MaxIterations
+	// The series stops at the budget, or for a horizon at the right
+	// truncation point of q*Horizon (+1: the density needs one more), or
+	// as soon as every passage's absorbable mass is below Epsilon/2.
+	budget := MaxSeriesValues / totalPassages
+	if opt.MaxIterations > 0 {
+		budget = min(budget, opt.MaxIterations)
+	}
+	kmax, known := budget, false
 	if !opt.Complete {
-		w, err := FoxGlynn(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
+		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err
 		}
-		kmax = min(kmax, w.Right()+1) // +1: the density needs one more
+		if right < budget {
+			kmax, known = right+1, true
+		}
+	}
+	progressMax := 0
+	if known {
+		progressMax = kmax
 	}
 	done := make([]bool, P)
 	rest := make([]float64, P)
@@ -358,7 +384,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			}
 		}
 		if opt.Progress != nil && step&15 == 0 && time.Since(last) > 500*time.Millisecond {
-			opt.Progress(step, kmax)
+			opt.Progress(step, progressMax)
 			last = time.Now()
 		}
 		clear(sinkPart)
@@ -384,11 +410,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			}
 		}
 	}
-	if opt.Complete {
+	if !known {
 		for p, r := range results {
 			if !r.Complete {
-				return nil, fmt.Errorf("passage %d: %d uniformization steps left %.3g of the probability unabsorbed (more than epsilon/2 = %.3g); the target may be unreachable from part of the chain",
-					p, opt.MaxIterations, r.Rest, opt.Epsilon/2)
+				return nil, fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
+					ErrTooManySteps, p, r.Rest, kmax, q, float64(kmax)/q, opt.Epsilon/2)
 			}
 		}
 	}
@@ -404,18 +430,18 @@ func allTrue(b []bool) bool {
 	return true
 }
 
-func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
+// buildKernel builds the uniformized matrix of the block's passages. It
+// fails if some state outside a target is left at a total rate above q:
+// its diagonal entry would be negative and the series meaningless.
+func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	n, P := c.N, len(probs)
 	L := 1
 	if P > 1 {
 		L = 8
 	}
 	k := &kernel{n: n, p: P, lanes: L}
-	mask := map[int32]uint64{} // few actions end passages; a map keeps this small on big models
-	for p, pr := range probs {
-		for _, a := range pr.TargetActions {
-			mask[a] |= 1 << uint(p)
-		}
+	mask := targetMask(probs)
+	for _, pr := range probs {
 		if pr.TargetStates != nil {
 			k.anyZ = true
 		}
@@ -430,7 +456,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 				continue
 			}
 			switch {
-			case mask[c.Act[e]] == 0:
+			case mask.of(c.Act[e]) == 0:
 				k.cPtr[j+1]++
 			case L > 1:
 				k.sPtr[j+1]++
@@ -447,7 +473,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 	sFill := append([]int64(nil), k.sPtr[:n]...)
 	k.diag = make([]float64, n*L)
 	k.out = make([]float64, n*L)
-	k.trans = make([]bool, n*L)
+	k.live = make([]bool, n*L)
 	if k.anyZ {
 		k.zero = make([]bool, n*L)
 	}
@@ -457,7 +483,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 		outI := k.out[i*L : i*L+P]
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j, a, r := c.Col[e], c.Act[e], c.Rate[e]
-			m := mask[a]
+			m := mask.of(a)
 			for p, pr := range probs {
 				toTarget := m&(1<<uint(p)) != 0 || (pr.TargetStates != nil && pr.TargetStates[j])
 				if int(j) == i && !toTarget {
@@ -492,21 +518,59 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) *kernel {
 				continue
 			}
 			k.diag[i*L+p] = 1 - leave[p]/q
-			k.trans[i*L+p] = leave[p] > 0
 			if probs[p].TargetStates != nil && probs[p].TargetStates[i] {
 				k.zero[i*L+p] = true
-				k.trans[i*L+p] = false
+				continue
+			}
+			if !(k.diag[i*L+p] >= 0) {
+				return nil, fmt.Errorf("uniformization rate %g is below the rate %g at which state %d is left once passage %d's target is absorbing (negative diagonal)", q, leave[p], i, p)
 			}
 		}
 	}
-	return k
+	k.markLive()
+	return k, nil
 }
 
-// restMass is the mass of passage p in states that can still move.
+// markLive sets live: the states outside a passage's target from which it
+// can be reached, by one backward search per passage over the transposed
+// matrix from the states with a transition that ends it (out > 0). Mass
+// elsewhere can never be absorbed, so it does not count as rest.
+func (k *kernel) markLive() {
+	L := k.lanes
+	stack := make([]int32, 0, 1024)
+	for p := 0; p < k.p; p++ {
+		for j := 0; j < k.n; j++ {
+			if k.out[j*L+p] > 0 {
+				k.live[j*L+p] = true
+				stack = append(stack, int32(j))
+			}
+		}
+		for len(stack) > 0 {
+			j := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			visit := func(i int32) {
+				at := int(i)*L + p
+				if !k.live[at] && !(k.zero != nil && k.zero[at]) {
+					k.live[at] = true
+					stack = append(stack, i)
+				}
+			}
+			for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
+				visit(k.cSrc[e])
+			}
+			for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+				visit(k.sSrc[e])
+			}
+		}
+	}
+}
+
+// restMass is the mass of passage p in states that can still reach its
+// target.
 func (k *kernel) restMass(v []float64, p int) float64 {
 	s := 0.0
 	for j := 0; j < k.n; j++ {
-		if k.trans[j*k.lanes+p] {
+		if k.live[j*k.lanes+p] {
 			s += v[j*k.lanes+p]
 		}
 	}
@@ -515,7 +579,7 @@ func (k *kernel) restMass(v []float64, p int) float64 {
 
 // step computes rows lo..hi of y = v P for every passage, and adds to sink
 // the mass that jumps into each passage's target and to rest the new mass
-// in states that can still move.
+// in states that can still reach it.
 func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
 	if k.lanes == 1 {
 		k.step1(v, y, lo, hi, sink, rest)
@@ -538,7 +602,7 @@ func (k *kernel) step1(v, y []float64, lo, hi int, sink, rest []float64) {
 			acc = 0
 		}
 		y[j] = acc
-		if k.trans[j] {
+		if k.live[j] {
 			sumRest += acc
 		}
 	}
@@ -593,7 +657,7 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 			}
 		}
 		*(*[8]float64)(y[b : b+8]) = acc
-		t := k.trans[b : b+8]
+		t := k.live[b : b+8]
 		for p := range acc {
 			if t[p] {
 				rs[p] += acc[p]
@@ -604,40 +668,6 @@ func (k *kernel) step8(v, y []float64, lo, hi int, sink, rest []float64) {
 		sink[p] += sk[p]
 		rest[p] += rs[p]
 	}
-}
-
-// reachable reports whether the target can be reached from the start.
-func reachable(c *ctmc.Chain, pr Problem) bool {
-	isTA := map[int32]bool{}
-	for _, a := range pr.TargetActions {
-		isTA[a] = true
-	}
-	seen := make([]bool, c.N)
-	var stack []int32
-	for i, x := range pr.Alpha {
-		if x > 0 {
-			if pr.TargetStates != nil && pr.TargetStates[i] {
-				return true
-			}
-			seen[i] = true
-			stack = append(stack, int32(i))
-		}
-	}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			j := c.Col[e]
-			if isTA[c.Act[e]] || (pr.TargetStates != nil && pr.TargetStates[j]) {
-				return true
-			}
-			if !seen[j] {
-				seen[j] = true
-				stack = append(stack, j)
-			}
-		}
-	}
-	return false
 }
 
 // pool runs a function over row blocks on all cores, reusing goroutines

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -87,110 +88,43 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		return code
 	}
 	srcNames, tgtNames := splitList(*source), splitList(*target)
-	// A passage whose actions all belong to one independent part has the
-	// same distribution on that part's own chain (ctmc.Decompose).
-	solved, why := "flat", "--flat was given"
-	var c *ctmc.Chain
-	var parts []*ctmc.Part
-	var partIndex int
-	if *pred != "" {
-		why = "state predicates are solved on the product chain"
-	} else if !*flat {
-		var err error
-		if parts, err = ctmc.Decompose(s); err != nil {
-			why = err.Error()
-		} else if partIndex = partOwning(s, parts, append(append([]string{}, srcNames...), tgtNames...)); partIndex < 0 {
-			why = "the passage's actions belong to more than one independent part"
-			parts = nil
-		} else {
-			c = parts[partIndex].Chain
-			solved, why = "decomposed", fmt.Sprintf("its actions belong to component %s, one of %d independent parts", parts[partIndex].Leaf.Name, len(parts))
+	query := passage.Query{SourceActions: srcNames, TargetActions: tgtNames, Target: *pred, Times: grid, Quantiles: quantiles, PDF: *pdf, Flat: *flat}
+	aopt := passage.AnalyzeOptions{Epsilon: *eps}
+	deriveCode := -1
+	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
+		c, code := deriveStructure(ctx, e, "passage", name, s, &o)
+		if code >= 0 {
+			deriveCode = code
+			return nil, errDerivationReported
 		}
+		return c, nil
 	}
-	if c == nil {
-		if c, code = deriveStructure(ctx, e, "passage", name, s, &o); code >= 0 {
-			return code
-		}
-	}
-
-	semantics := passage.Initial
-	var pr passage.Problem
-	switch {
-	case *pred != "":
-		p, err := ctmc.ParsePredicate(c.S, *pred)
-		if err != nil {
-			return fail(err)
-		}
-		pr = passage.StateProblem(c, ctmc.SelectStates(c, p))
-	case *source != "":
-		semantics = passage.Plugin
-		srcIDs, err := passage.ActionIDs(c.S, srcNames)
-		if err != nil {
-			return fail(fmt.Errorf("--source-action: %w", err))
-		}
-		tgtIDs, err := passage.ActionIDs(c.S, tgtNames)
-		if err != nil {
-			return fail(fmt.Errorf("--target-action: %w", err))
-		}
-		var pi []float64
-		others := 0.0
-		if parts != nil {
-			chains := make([]*ctmc.Chain, len(parts))
-			for k, p := range parts {
-				chains[k] = p.Chain
-			}
-			pis, qbar, err := passage.PartRates(ctx, chains)
-			if err != nil {
-				return fail(err)
-			}
-			pi = pis[partIndex]
-			for k, x := range qbar {
-				if k != partIndex {
-					others += x
-				}
-			}
-		} else if pi, err = passage.SteadyForPlugin(ctx, c); err != nil {
-			return fail(err)
-		}
-		if pr, err = passage.PluginPartProblem(c, pi, others, srcIDs, tgtIDs); err != nil {
-			return fail(fmt.Errorf("source actions %s, target actions %s: %w", *source, *target, err))
-		}
-	default:
-		tgtIDs, err := passage.ActionIDs(c.S, tgtNames)
-		if err != nil {
-			return fail(fmt.Errorf("--target-action: %w", err))
-		}
-		pr = passage.InitialProblem(c, tgtIDs)
-	}
-
-	horizon := 0.0
-	for _, t := range grid {
-		horizon = math.Max(horizon, t)
-	}
-	complete := len(quantiles) > 0 || len(grid) == 0
-	popt := passage.Options{Epsilon: *eps, Horizon: horizon, Complete: complete}
 	if e.stderrTerminal {
-		popt.Progress = func(step, max int) {
-			fmt.Fprintf(e.stderr, "\runiformization: step %d of at most %d   ", step, max)
+		aopt.Progress = func(step, max int) {
+			if max > 0 {
+				fmt.Fprintf(e.stderr, "\runiformization: step %d of at most %d   ", step, max)
+			} else {
+				fmt.Fprintf(e.stderr, "\runiformization: step %d   ", step)
+			}
 		}
 	}
-	rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, popt)
+	an, err := passage.Analyze(ctx, s, query, aopt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
+	if deriveCode >= 0 {
+		return deriveCode
+	}
 	if err != nil {
 		return fail(err)
 	}
-	r := rs[0]
+	c, r, semantics, solved, why := an.Chain, an.Result, an.Semantics, an.Solved, an.SolvedWhy
 	if !r.Reachable {
 		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", displayName(name))
 	}
-	if len(grid) == 0 {
-		grid = defaultGrid(r)
-	}
-	mean, err := passage.Mean(ctx, c, pr)
-	if err != nil {
-		return fail(err)
+	mean := an.Mean
+	if an.MeanErr != nil {
+		fmt.Fprintf(e.stderr, "%s: warning: %v\n", displayName(name), an.MeanErr)
 	}
 	type point struct {
 		T   float64  `json:"t"`
@@ -198,17 +132,10 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		PDF *float64 `json:"pdf,omitempty"`
 	}
 	var points []point
-	for _, t := range grid {
-		v, err := r.CDF(t)
-		if err != nil {
-			return fail(err)
-		}
-		pt := point{T: t, CDF: v}
+	for _, p := range an.Points {
+		pt := point{T: p.T, CDF: p.CDF}
 		if *pdf {
-			d, err := r.PDF(t)
-			if err != nil {
-				return fail(err)
-			}
+			d := p.PDF
 			pt.PDF = &d
 		}
 		points = append(points, pt)
@@ -218,20 +145,21 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		T *float64 `json:"t"` // null: the target is reached with a smaller probability
 	}
 	var qs []qpoint
-	for _, p := range quantiles {
-		t, err := r.Quantile(p)
-		if err != nil {
-			return fail(err)
-		}
-		qp := qpoint{P: p}
-		if !math.IsInf(t, 1) {
+	for _, q := range an.Quantiles {
+		qp := qpoint{P: q.P}
+		if !math.IsInf(q.T, 1) {
+			t := q.T
 			qp.T = &t
 		}
 		qs = append(qs, qp)
 	}
 	var meanPtr *float64
-	if !math.IsInf(mean, 1) {
+	if !math.IsInf(mean, 1) && !math.IsNaN(mean) {
 		meanPtr = &mean
+	}
+	meanUnavailable := ""
+	if an.MeanErr != nil {
+		meanUnavailable = an.MeanErr.Error()
 	}
 	err = writeOutput(e, o.out, func(w io.Writer) error {
 		switch o.format {
@@ -250,9 +178,12 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				Iterations    int      `json:"iterations"`
 				Reachable     bool     `json:"reachable"`
 				Mean          *float64 `json:"mean"`
-				Points        []point  `json:"points"`
-				Quantiles     []qpoint `json:"quantiles,omitempty"`
-			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, points, qs}
+				// MeanUnavailable says why the mean is null although the
+				// passage ends: it could not be computed (the CDF is exact).
+				MeanUnavailable string   `json:"mean_unavailable,omitempty"`
+				Points          []point  `json:"points"`
+				Quantiles       []qpoint `json:"quantiles,omitempty"`
+			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, meanUnavailable, points, qs}
 			return writeJSON(w, out)
 		case "csv":
 			if len(points) > 0 {
@@ -282,6 +213,8 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		}
 		if meanPtr != nil {
 			fmt.Fprintf(w, "mean:       %.10g\n", mean)
+		} else if an.MeanErr != nil {
+			fmt.Fprintf(w, "mean:       unavailable (%v)\n", an.MeanErr)
 		} else {
 			fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
 		}
@@ -320,35 +253,6 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		return exitInvalid
 	}
 	return exitOK
-}
-
-// partOwning returns the index of the part whose chain performs every one
-// of the actions, or -1.
-func partOwning(s *ctmc.Structure, parts []*ctmc.Part, actions []string) int {
-	owner := -1
-	for _, a := range actions {
-		id, ok := s.ActionID(a)
-		if !ok {
-			return -1 // reported as unknown later, on the product chain
-		}
-		found := -1
-		for k, p := range parts {
-			for _, x := range p.Chain.Act {
-				if x == id {
-					found = k
-					break
-				}
-			}
-			if found >= 0 {
-				break
-			}
-		}
-		if found < 0 || (owner >= 0 && found != owner) {
-			return -1
-		}
-		owner = found
-	}
-	return owner
 }
 
 func nonNil(s []string) []string {
@@ -432,27 +336,6 @@ func parseGrid(times, at string) ([]float64, error) {
 	return out, nil
 }
 
-// defaultGrid spans 0 to the 0.999 quantile (or a few mean jump times) in
-// 20 steps, rounded to a readable step.
-func defaultGrid(r *passage.Result) []float64 {
-	end, err := r.Quantile(0.999)
-	if err != nil || math.IsInf(end, 1) || end <= 0 {
-		end = 20 / r.Q
-	}
-	step := niceStep(end / 20)
-	var grid []float64
-	for i := 0; i <= 20; i++ {
-		grid = append(grid, float64(i)*step)
-	}
-	return grid
-}
-
-func niceStep(x float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
-}
+// errDerivationReported stands for a derivation failure already printed
+// (with its own exit code) by deriveStructure.
+var errDerivationReported = errors.New("derivation failed")

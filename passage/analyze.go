@@ -1,0 +1,315 @@
+package passage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"pepa/ctmc"
+)
+
+// Query is one passage-time question about a compiled model: where the
+// passage starts and ends, and what to report about its distribution.
+type Query struct {
+	// SourceActions, if not empty, select the PEPA Eclipse Plug-in's
+	// semantics (semantics.md section 2); it needs TargetActions.
+	SourceActions []string
+	// TargetActions end the passage at the first firing of one of them
+	// (initial semantics) or, with SourceActions, on entering a state they
+	// lead to.
+	TargetActions []string
+	// Target is a state predicate (ctmc.ParsePredicate): the passage ends
+	// on entering a state where it holds. Exactly one of TargetActions and
+	// Target is given.
+	Target string
+	// Times is the grid of times whose CDF (and density) to report,
+	// non-negative; empty asks for DefaultGrid.
+	Times []float64
+	// Quantiles are probabilities in (0, 1) whose quantiles to report.
+	Quantiles []float64
+	// PDF asks for the density at each time too.
+	PDF bool
+	// Flat solves on the whole product chain even where the passage
+	// concerns one independent part (ctmc.Decompose).
+	Flat bool
+}
+
+// AnalyzeOptions controls how Analyze solves.
+type AnalyzeOptions struct {
+	// Epsilon bounds the truncation error of every CDF value (default
+	// 1e-10).
+	Epsilon float64
+	// Derive derives the product chain when one is needed (state limits,
+	// progress); nil uses ctmc.Derive with no limit.
+	Derive func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error)
+	// Progress, if not nil, receives the uniformization's progress
+	// (Options.Progress).
+	Progress func(step, max int)
+}
+
+// Point is the distribution at one time of the grid.
+type Point struct {
+	T, CDF float64
+	PDF    float64 // NaN unless Query.PDF
+}
+
+// QuantilePoint is the p-quantile of the passage time: +Inf when the
+// target is reached with probability below p.
+type QuantilePoint struct {
+	P, T float64
+}
+
+// Analysis is the answer to a Query.
+type Analysis struct {
+	Semantics Semantics
+	// Solved is "flat" (the product chain) or "decomposed" (the one
+	// independent part the passage concerns), and SolvedWhy says why.
+	Solved, SolvedWhy string
+	Chain             *ctmc.Chain // the chain solved
+	Problem           Problem
+	Result            *Result
+	// Mean is the expected passage time: +Inf when the passage may never
+	// end, NaN when it could not be computed (MeanErr says why; the
+	// distribution is unaffected).
+	Mean      float64
+	MeanErr   error
+	Points    []Point
+	Quantiles []QuantilePoint
+}
+
+// Analyze answers a passage-time query on a compiled model: it solves on
+// the one independent part that performs every action of the query when
+// there is one (unless Query.Flat or a state predicate), else on the
+// product chain; builds the passage of the chosen semantics; runs the
+// uniformization once for the whole grid; and computes the mean and the
+// quantiles. A mean that cannot be computed leaves Mean NaN with MeanErr
+// set and does not fail the analysis.
+func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions) (*Analysis, error) {
+	if opt.Epsilon <= 0 {
+		opt.Epsilon = 1e-10
+	}
+	if !(opt.Epsilon < 1) {
+		return nil, fmt.Errorf("epsilon %g must be in (0, 1)", opt.Epsilon)
+	}
+	if (len(q.TargetActions) == 0) == (q.Target == "") {
+		return nil, fmt.Errorf("give exactly one of target actions and a target predicate")
+	}
+	if len(q.SourceActions) > 0 && len(q.TargetActions) == 0 {
+		return nil, fmt.Errorf("source actions (plug-in semantics) need target actions")
+	}
+	for _, t := range q.Times {
+		if !(t >= 0) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("time %g is not a finite non-negative number", t)
+		}
+	}
+	for _, p := range q.Quantiles {
+		if !(p > 0 && p < 1) {
+			return nil, fmt.Errorf("quantile %g is not a probability in (0, 1)", p)
+		}
+	}
+	a := &Analysis{Semantics: Initial, Solved: "flat", SolvedWhy: "--flat was given", Mean: math.NaN()}
+	// A passage whose actions all belong to one independent part has the
+	// same distribution on that part's own chain (ctmc.Decompose).
+	var parts []*ctmc.Part
+	partIndex := -1
+	if q.Target != "" {
+		a.SolvedWhy = "state predicates are solved on the product chain"
+	} else if !q.Flat {
+		var err error
+		if parts, err = ctmc.Decompose(s); err != nil {
+			a.SolvedWhy = err.Error()
+			parts = nil
+		} else if partIndex = partOwning(s, parts, append(append([]string{}, q.SourceActions...), q.TargetActions...)); partIndex < 0 {
+			a.SolvedWhy = "the passage's actions belong to more than one independent part"
+			parts = nil
+		} else {
+			a.Chain = parts[partIndex].Chain
+			a.Solved, a.SolvedWhy = "decomposed", fmt.Sprintf("its actions belong to component %s, one of %d independent parts", parts[partIndex].Leaf.Name, len(parts))
+		}
+	}
+	if a.Chain == nil {
+		derive := opt.Derive
+		if derive == nil {
+			derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
+				return ctmc.Derive(ctx, s, ctmc.DeriveOptions{})
+			}
+		}
+		var err error
+		if a.Chain, err = derive(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	c := a.Chain
+
+	var err error
+	switch {
+	case q.Target != "":
+		p, err := ctmc.ParsePredicate(c.S, q.Target)
+		if err != nil {
+			return nil, err
+		}
+		a.Problem = StateProblem(c, ctmc.SelectStates(c, p))
+	case len(q.SourceActions) > 0:
+		a.Semantics = Plugin
+		if a.Problem, err = pluginProblemOf(ctx, c, parts, partIndex, q); err != nil {
+			return nil, err
+		}
+	default:
+		tgt, err := ActionIDs(c.S, q.TargetActions)
+		if err != nil {
+			return nil, fmt.Errorf("--target-action: %w", err)
+		}
+		a.Problem = InitialProblem(c, tgt)
+	}
+
+	horizon := 0.0
+	for _, t := range q.Times {
+		horizon = math.Max(horizon, t)
+	}
+	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress}
+	rs, err := Solve(ctx, c, []Problem{a.Problem}, popt)
+	if err != nil {
+		return nil, err
+	}
+	r := rs[0]
+	a.Result = r
+	times := q.Times
+	if len(times) == 0 {
+		times = DefaultGrid(r)
+	}
+	for _, t := range times {
+		v, err := r.CDF(t)
+		if err != nil {
+			return nil, err
+		}
+		pt := Point{T: t, CDF: v, PDF: math.NaN()}
+		if q.PDF {
+			if pt.PDF, err = r.PDF(t); err != nil {
+				return nil, err
+			}
+		}
+		a.Points = append(a.Points, pt)
+	}
+	for _, p := range q.Quantiles {
+		t, err := r.Quantile(p)
+		if err != nil {
+			return nil, err
+		}
+		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
+	}
+	a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
+	if a.MeanErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a.Mean = math.NaN()
+		if !errors.Is(a.MeanErr, ErrMeanUnavailable) {
+			a.MeanErr = fmt.Errorf("%w: %w", ErrMeanUnavailable, a.MeanErr)
+		}
+	}
+	return a, nil
+}
+
+// pluginProblemOf builds the plug-in passage, with the steady state of the
+// part (and the other parts' mean exit rates) when decomposed.
+func pluginProblemOf(ctx context.Context, c *ctmc.Chain, parts []*ctmc.Part, partIndex int, q Query) (Problem, error) {
+	srcIDs, err := ActionIDs(c.S, q.SourceActions)
+	if err != nil {
+		return Problem{}, fmt.Errorf("--source-action: %w", err)
+	}
+	tgtIDs, err := ActionIDs(c.S, q.TargetActions)
+	if err != nil {
+		return Problem{}, fmt.Errorf("--target-action: %w", err)
+	}
+	var pi []float64
+	others := 0.0
+	if parts != nil {
+		chains := make([]*ctmc.Chain, len(parts))
+		for k, p := range parts {
+			chains[k] = p.Chain
+		}
+		pis, qbar, err := PartRates(ctx, chains)
+		if err != nil {
+			return Problem{}, err
+		}
+		pi = pis[partIndex]
+		for k, x := range qbar {
+			if k != partIndex {
+				others += x
+			}
+		}
+	} else if pi, err = SteadyForPlugin(ctx, c); err != nil {
+		return Problem{}, err
+	}
+	pr, err := PluginPartProblem(c, pi, others, srcIDs, tgtIDs)
+	if err != nil {
+		return Problem{}, fmt.Errorf("source actions %s, target actions %s: %w", join(q.SourceActions), join(q.TargetActions), err)
+	}
+	return pr, nil
+}
+
+func join(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += x
+	}
+	return out
+}
+
+// partOwning returns the index of the part whose chain performs every one
+// of the actions, or -1.
+func partOwning(s *ctmc.Structure, parts []*ctmc.Part, actions []string) int {
+	owner := -1
+	for _, a := range actions {
+		id, ok := s.ActionID(a)
+		if !ok {
+			return -1 // reported as unknown later, on the product chain
+		}
+		found := -1
+		for k, p := range parts {
+			for _, x := range p.Chain.Act {
+				if x == id {
+					found = k
+					break
+				}
+			}
+			if found >= 0 {
+				break
+			}
+		}
+		if found < 0 || (owner >= 0 && found != owner) {
+			return -1
+		}
+		owner = found
+	}
+	return owner
+}
+
+// DefaultGrid spans 0 to the 0.999 quantile (or 20 mean jump times) in 20
+// steps of a readable size.
+func DefaultGrid(r *Result) []float64 {
+	end, err := r.Quantile(0.999)
+	if err != nil || math.IsInf(end, 1) || !(end > 0) {
+		end = 20 / r.Q
+	}
+	step := niceStep(end / 20)
+	grid := make([]float64, 0, 21)
+	for i := 0; i <= 20; i++ {
+		grid = append(grid, float64(i)*step)
+	}
+	return grid
+}
+
+func niceStep(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}

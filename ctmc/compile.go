@@ -1,6 +1,7 @@
 package ctmc
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -168,8 +169,9 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 		m:     m,
 		opt:   opt,
 		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}},
-		comps: map[string]*Component{},
+		comps: map[int32]*Component{},
 		names: map[string]int{},
+		terms: &termIDs{m: m, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},
 	}
 	root, err := c.term(m.System)
 	if err != nil {
@@ -186,8 +188,9 @@ type compiler struct {
 	m     *lang.Model
 	opt   Options
 	s     *Structure
-	comps map[string]*Component // by starting definition, or term text
-	names map[string]int        // leaf names used, for unique names
+	comps map[int32]*Component // by starting term's identity
+	terms *termIDs
+	names map[string]int // leaf names used, for unique names
 }
 
 func (c *compiler) action(name string) int32 {
@@ -325,41 +328,35 @@ func (c *compiler) leaf(group string, p lang.Process, name string) node {
 }
 
 // component derives the local derivative graph of the sequential component
-// starting at term p (memoised by its text).
+// starting at term p, memoised by the term's identity.
+//
+// Local derivatives are terms (semantics.md section 1): a process constant
+// is a derivative of its own, named by the constant, whose activities are
+// those of its body; any other term is identified by its structure (see
+// terms.id), so two occurrences of the same anonymous term are one
+// derivative, named by the first one's text.
 func (c *compiler) component(name string, p lang.Process) *Component {
-	key := lang.ProcessString(p)
+	key := c.terms.id(p)
 	if comp, ok := c.comps[key]; ok {
 		return comp
 	}
 	comp := &Component{Name: name}
-	index := map[lang.Process]int32{}
+	index := map[int32]int32{}
 	var queue []lang.Process
-	// visit returns the derivative index of term t, naming it after the
-	// first process constant through which it was reached.
 	visit := func(t lang.Process) int32 {
-		label := ""
-		for {
-			switch u := t.(type) {
-			case *lang.Const:
-				if label == "" {
-					label = u.Name
-				}
-				t = c.m.Procs[u.Name].Decl.Body
-				continue
-			case *lang.ParenProc:
-				t = u.X
-				continue
-			}
-			break
-		}
-		if i, ok := index[t]; ok {
+		t = unparen(t)
+		id := c.terms.id(t)
+		if i, ok := index[id]; ok {
 			return i
 		}
-		if label == "" {
+		label := ""
+		if k, ok := t.(*lang.Const); ok {
+			label = k.Name
+		} else {
 			label = lang.ProcessString(t)
 		}
 		i := int32(len(comp.States))
-		index[t] = i
+		index[id] = i
 		comp.States = append(comp.States, label)
 		queue = append(queue, t)
 		return i
@@ -375,7 +372,8 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 				r := c.m.PrefixRate(u)
 				tr := localTrans{action: c.action(u.Action.Name), passive: r.Passive, rate: r.Value, target: visit(u.Then)}
 				for i := range out {
-					// The race (a, r).X + (a, s).X is one activity at r + s.
+					// The race (a, r).X + (a, s).X is one activity at r + s;
+					// so is Q + Q, a race of Q with itself.
 					if out[i].action == tr.action && out[i].target == tr.target && out[i].passive == tr.passive {
 						out[i].rate += tr.rate
 						prov[i] = append(prov[i], u)
@@ -400,6 +398,66 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 	}
 	c.comps[key] = comp
 	return comp
+}
+
+func unparen(t lang.Process) lang.Process {
+	for {
+		p, ok := t.(*lang.ParenProc)
+		if !ok {
+			return t
+		}
+		t = p.X
+	}
+}
+
+// termIDs numbers sequential terms by identity: a constant by its name;
+// a prefix by its action, its rate's value (passive flag and weight for a
+// passive one) and its continuation's number; a choice by its branches'
+// numbers in order; parentheses are transparent. Equal numbers are the
+// same local derivative.
+type termIDs struct {
+	m     *lang.Model
+	byKey map[string]int32
+	memo  map[lang.Process]int32
+}
+
+func (t *termIDs) id(p lang.Process) int32 {
+	p = unparen(p)
+	if id, ok := t.memo[p]; ok {
+		return id
+	}
+	var key []byte
+	switch u := p.(type) {
+	case *lang.Const:
+		key = append(key, 'c')
+		key = append(key, u.Name...)
+	case *lang.Prefix:
+		r := t.m.PrefixRate(u)
+		key = append(key, 'p')
+		if r.Passive {
+			key = append(key, 'w')
+		}
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(r.Value))
+		key = binary.LittleEndian.AppendUint32(key, uint32(t.id(u.Then)))
+		key = append(key, u.Action.Name...)
+	case *lang.Choice:
+		key = append(key, 's')
+		for _, a := range u.Alts {
+			key = binary.LittleEndian.AppendUint32(key, uint32(t.id(a)))
+		}
+	default:
+		// Not a sequential term (the checker rules these out inside
+		// components): an identity of its own.
+		key = append(key, 'x')
+		key = binary.LittleEndian.AppendUint32(key, uint32(len(t.memo)))
+	}
+	id, ok := t.byKey[string(key)]
+	if !ok {
+		id = int32(len(t.byKey))
+		t.byKey[string(key)] = id
+	}
+	t.memo[p] = id
+	return id
 }
 
 // aggregateLeaf builds the counting leaf of n copies of comp: its local

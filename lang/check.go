@@ -83,8 +83,18 @@ const MaxArraySize = 1 << 20
 // Load parses and checks a model. The model is nil when there are errors.
 func Load(filename string, src []byte) (*Model, Diagnostics) {
 	f, diags := parse(filename, src)
+	syntaxErrors := diags.HasErrors()
 	m, cd := Check(f)
-	diags = append(diags, cd...)
+	for _, d := range cd {
+		// With a part of the file that did not parse, a warning such as
+		// "rate r is defined but never used" may be false: the use may be
+		// in that part. Errors stay (broken definitions are not reported
+		// as undefined).
+		if syntaxErrors && d.Severity == Warning {
+			continue
+		}
+		diags = append(diags, d)
+	}
 	diags.Sort()
 	diags.truncate()
 	if diags.HasErrors() {

@@ -42,7 +42,11 @@ func TestDiagnostics(t *testing.T) {
 		{"empty file", "", []string{"1:1: error: missing system equation"}},
 		{"only definitions", "P = (a, 1).P;\n", []string{"2:1: error: missing system equation"}},
 		{"two system equations", "P = (a, 1).P; P; P", []string{"1:18: error: a model has one system equation"}},
-		{"definition after system", "P = (a, 1).P; P; Q = (b, 1).Q;", []string{"1:18: error: definition after the system equation", "1:18: warning: process Q is defined but never used"}},
+		{"definition after system", "P = (a, 1).P; P; Q = (b, 1).Q;", []string{"1:18: error: definition after the system equation"}},
+		{"no unused warnings after a syntax error", "r = 1.0; s = 2.0;\nP = (a, r).P + (b, s) P; P", []string{"2:23: error: syntax error"}},
+		{"byte-order mark", "\xEF\xBB\xBFr = 1.0; P = (a, r).P; P", nil},
+		{"byte-order mark not counted in columns", "\xEF\xBB\xBFr = 1.0; P = (a, r).P; P x", []string{"1:26: error: syntax error"}},
+		{"byte-order mark only at the start", "P = (a, 1.0).P;\n\xEF\xBB\xBFP", []string{"2:1: error"}},
 		// Names.
 		{"undefined rate", "P = (a, r).P; P", []string{"1:9: error: undefined rate r"}},
 		{"undefined process", "P = (a, 1).Q; P", []string{"1:12: error: undefined process Q"}},

@@ -21,6 +21,20 @@
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object.
 //
+// # Local derivatives
+//
+// Local derivatives are terms (semantics.md section 1, the PEPA Eclipse
+// Plug-in's rule): a process constant is a derivative of its own, named by
+// the constant, with its body's activities (P = Q makes P and Q two
+// derivatives); any other term is identified by its structure, a prefix by
+// its action, its rate's value and its continuation's identity, a choice by
+// its branches' identities in order, parentheses ignored, and is named by
+// the text of its first occurrence. Activities of one derivative with the
+// same action, target and passivity are one activity at the summed rate, so
+// Q + Q is a race at twice Q's rate. Identity is decided once, at compile
+// time, by numbering terms (termIDs); throughputs do not depend on it, the
+// state count does.
+//
 // # Independent parts
 //
 // Decompose splits a model whose moving components never synchronise with

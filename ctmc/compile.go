@@ -40,6 +40,7 @@ type Structure struct {
 
 	actionID map[string]int32
 	root     node
+	file     string // the model's file name, for positions in errors
 
 	// The tree is prepared for exploration (constant subtrees evaluated,
 	// per-action tables sized) on first use by Derive, not by Compile: an
@@ -168,7 +169,7 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	c := &compiler{
 		m:     m,
 		opt:   opt,
-		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}},
+		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}, file: m.File.Name},
 		comps: map[int32]*Component{},
 		names: map[string]int{},
 		terms: &termIDs{m: m, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},

@@ -19,6 +19,12 @@ type Options struct {
 	// each copy's local state. The aggregated chain is a lumping of the
 	// unaggregated one: every steady-state and passage-time result is the same.
 	Aggregate bool
+	// MaxStates, when positive, bounds what Compile builds the way
+	// DeriveOptions.MaxStates bounds the chain: at most that many
+	// sequential components, and at most that many count vectors for an
+	// aggregated array. Beyond it Compile fails early with an error
+	// wrapping ErrTooManyStates.
+	MaxStates int
 }
 
 // DefaultOptions are the options the command line uses unless told otherwise.
@@ -41,6 +47,9 @@ type Structure struct {
 	actionID map[string]int32
 	root     node
 	file     string // the model's file name, for positions in errors
+	// maxStates is Options.MaxStates, which also bounds the constant
+	// subtrees' transition lists evaluated once.
+	maxStates int
 
 	// The tree is prepared for exploration (constant subtrees evaluated,
 	// per-action tables sized) on first use by Derive, not by Compile: an
@@ -52,7 +61,9 @@ type Structure struct {
 
 // exploreRoot returns the tree prepared for exploration.
 func (s *Structure) exploreRoot() node {
-	s.freezeOnce.Do(func() { s.frozen = freeze(s.root, s.Words, len(s.Actions)) })
+	s.freezeOnce.Do(func() {
+		s.frozen = freeze(s.root, s.Words, len(s.Actions), transitionLimit(s.maxStates))
+	})
 	return s.frozen
 }
 
@@ -169,7 +180,7 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	c := &compiler{
 		m:     m,
 		opt:   opt,
-		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}, file: m.File.Name},
+		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}, file: m.File.Name, maxStates: opt.MaxStates},
 		comps: map[int32]*Component{},
 		names: map[string]int{},
 		terms: &termIDs{m: m, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},
@@ -177,6 +188,9 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	root, err := c.term(m.System)
 	if err != nil {
 		return nil, err
+	}
+	if c.err != nil {
+		return nil, c.err
 	}
 	c.s.root = root
 	if err := c.pack(); err != nil {
@@ -192,6 +206,7 @@ type compiler struct {
 	comps map[int32]*Component // by starting term's identity
 	terms *termIDs
 	names map[string]int // leaf names used, for unique names
+	err   error          // the first leaf over the limit
 }
 
 func (c *compiler) action(name string) int32 {
@@ -278,13 +293,16 @@ func (c *compiler) combine(x, y node, set map[int32]bool) node {
 func (c *compiler) array(p *lang.Array) (node, error) {
 	n := c.m.ArraySize(p)
 	info := c.m.Procs[p.Name.Name]
+	if c.err != nil {
+		return nil, c.err
+	}
 	set := map[int32]bool{}
 	for _, a := range p.Actions {
 		set[c.action(a.Name)] = true
 	}
 	if c.opt.Aggregate && len(set) == 0 && info.Kind == lang.Sequential && n > 1 {
 		comp := c.component(p.Name.Name, &lang.Const{Ident: p.Name})
-		leaf, err := aggregateLeaf(comp, n, c.unique(p.Name.Name+"["+fmt.Sprint(n)+"]"), p.Name.Name)
+		leaf, err := aggregateLeaf(comp, n, c.unique(p.Name.Name+"["+fmt.Sprint(n)+"]"), p.Name.Name, c.opt.MaxStates)
 		if err != nil {
 			return nil, err
 		}
@@ -292,7 +310,11 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 		c.s.Aggregated = true
 		return &leafNode{leaf: leaf}, nil
 	}
+	if max := c.opt.MaxStates; max > 0 && info.Kind == lang.Sequential && len(c.s.Leaves)+n > max {
+		return nil, c.tooManyLeaves(len(c.s.Leaves) + n)
+	}
 	var acc node
+	var kids []node
 	for i := 1; i <= n; i++ {
 		var el node
 		if info.Kind == lang.Static {
@@ -303,13 +325,33 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 		} else {
 			el = c.leaf(p.Name.Name, &lang.Const{Ident: p.Name}, fmt.Sprintf("%s[%d]", p.Name.Name, i))
 		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		if len(set) > 0 {
+			kids = append(kids, el)
+			continue
+		}
 		if acc == nil {
 			acc = el
 		} else {
 			acc = c.combine(acc, el, set)
 		}
 	}
+	if len(kids) == 1 {
+		return kids[0], nil
+	}
+	if len(kids) > 1 {
+		return &multiCoopNode{kids: kids, set: set}, nil
+	}
 	return acc, nil
+}
+
+// tooManyLeaves is the error for a model with more sequential components
+// than the state limit: each costs about as much as a state, and the
+// packed state grows with their number.
+func (c *compiler) tooManyLeaves(n int) error {
+	return fmt.Errorf("%w: %d sequential components, more than %d (raise --max-states)", ErrTooManyStates, n, c.opt.MaxStates)
 }
 
 func (c *compiler) unique(name string) string {
@@ -322,6 +364,9 @@ func (c *compiler) unique(name string) string {
 
 // leaf makes a plain leaf for a sequential component starting at term p.
 func (c *compiler) leaf(group string, p lang.Process, name string) node {
+	if max := c.opt.MaxStates; max > 0 && len(c.s.Leaves) >= max && c.err == nil {
+		c.err = c.tooManyLeaves(len(c.s.Leaves) + 1)
+	}
 	comp := c.component(group, p)
 	l := &Leaf{Name: c.unique(name), Group: group, Comp: comp, Copies: 1, NumLocal: len(comp.States), trans: comp.trans}
 	c.s.Leaves = append(c.s.Leaves, l)
@@ -463,7 +508,7 @@ func (t *termIDs) id(p lang.Process) int32 {
 
 // aggregateLeaf builds the counting leaf of n copies of comp: its local
 // states are the reachable count vectors.
-func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
+func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*Leaf, error) {
 	k := len(comp.States)
 	l := &Leaf{Name: name, Group: group, Comp: comp, Copies: n}
 	index := map[string]int32{}
@@ -478,7 +523,10 @@ func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
 	init[0] = int32(n)
 	index[key(init)] = 0
 	l.Counts = append(l.Counts, init)
-	const maxLocal = 1 << 24
+	maxLocal := 1 << 24
+	if maxStates > 0 && maxStates < maxLocal {
+		maxLocal = maxStates
+	}
 	for s := 0; s < len(l.Counts); s++ {
 		v := l.Counts[s]
 		var out []localTrans
@@ -494,7 +542,7 @@ func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
 				id, ok := index[kw]
 				if !ok {
 					if len(l.Counts) >= maxLocal {
-						return nil, fmt.Errorf("array %s: more than %d local states when aggregated", name, maxLocal)
+						return nil, fmt.Errorf("%w: array %s has more than %d count vectors when aggregated (raise --max-states)", ErrTooManyStates, name, maxLocal)
 					}
 					id = int32(len(l.Counts))
 					index[kw] = id
@@ -584,6 +632,10 @@ func alphabet(n node) map[int32]bool {
 		case *coopNode:
 			walk(n.x)
 			walk(n.y)
+		case *multiCoopNode:
+			for _, k := range n.kids {
+				walk(k)
+			}
 		case *hideNode:
 			inner := alphabet(n.child)
 			for a := range inner {

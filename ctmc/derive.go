@@ -64,7 +64,7 @@ type DeriveOptions struct {
 }
 
 // ErrTooManyStates is returned (wrapped) when MaxStates is exceeded.
-var ErrTooManyStates = errors.New("state limit exceeded")
+var ErrTooManyStates = errors.New("model too large")
 
 // Derive explores the state space of s breadth-first from the initial state.
 // It obeys ctx (checked every few thousand states).
@@ -101,7 +101,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	out := &tlist{w: w}
 	cur := make([]uint64, w)
 	target := make([]uint64, w)
-	var e evalError
+	e := evalError{limit: transitionLimit(opt.MaxStates)}
 	start := time.Now()
 	lastReport := start
 	total := int64(0)
@@ -121,6 +121,13 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		curRadix := s.radix(cur)
 		out.reset()
 		root.eval(cur, out, &e)
+		if e.overflow {
+			names := c.StateString(i)
+			if len(names) > 200 {
+				names = names[:200] + "..."
+			}
+			return nil, fmt.Errorf("%w: state %d (%s) has more than %d transitions (raise --max-states)", ErrTooManyStates, i, names, e.limit)
+		}
 		if e.mixed {
 			return nil, fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined%s",
 				i, c.StateString(i), s.Actions[e.action], s.mixedSources(cur, e.action))
@@ -147,7 +154,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			if idx < 0 {
 				n := len(c.States) / w
 				if opt.MaxStates > 0 && n >= opt.MaxStates {
-					return nil, fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, opt.MaxStates)
+					return nil, fmt.Errorf("%w: more than %d states (raise --max-states)", ErrTooManyStates, opt.MaxStates)
 				}
 				if n >= math.MaxInt32-1 {
 					return nil, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)

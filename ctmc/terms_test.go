@@ -259,3 +259,28 @@ func TestDerivativeNames(t *testing.T) {
 		t.Errorf("names %q, want %q", got, want)
 	}
 }
+
+// TestPredicateOnAliases: a predicate names the derivatives users wrote.
+// M1 = Idle is its own derivative: M1 -start-> Busy -done-> Done -reset->
+// Idle -start-> Busy: four local states, and M1 == Done holds in one.
+func TestPredicateOnAliases(t *testing.T) {
+	c := derive(t, "M1 = Idle; Idle = (start, 1.0).Busy; Busy = (done, 2.0).Done; Done = (reset, 3.0).Idle; M1", DefaultOptions)
+	if got := strings.Join(localStates(c, 0), "|"); got != "M1|Busy|Done|Idle" {
+		t.Fatalf("derivatives %s, want M1|Busy|Done|Idle", got)
+	}
+	for text, want := range map[string]string{"M1 == Done": "Done", "M1 == Idle": "Idle", "M1 == M1": "M1"} {
+		p, err := ParsePredicate(c.S, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, in := range SelectStates(c, p) {
+			if in {
+				got = append(got, c.StateString(i))
+			}
+		}
+		if strings.Join(got, "|") != want {
+			t.Errorf("%s holds in %q, want %s", text, got, want)
+		}
+	}
+}

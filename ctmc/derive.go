@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"pepa/lang"
 )
 
 // Chain is the labelled CTMC of a model: states numbered in breadth-first
@@ -62,7 +64,7 @@ type DeriveOptions struct {
 }
 
 // ErrTooManyStates is returned (wrapped) when MaxStates is exceeded.
-var ErrTooManyStates = errors.New("state limit exceeded")
+var ErrTooManyStates = errors.New("model too large")
 
 // Derive explores the state space of s breadth-first from the initial state.
 // It obeys ctx (checked every few thousand states).
@@ -99,7 +101,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	out := &tlist{w: w}
 	cur := make([]uint64, w)
 	target := make([]uint64, w)
-	var e evalError
+	e := evalError{limit: transitionLimit(opt.MaxStates)}
 	start := time.Now()
 	lastReport := start
 	total := int64(0)
@@ -119,9 +121,16 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		curRadix := s.radix(cur)
 		out.reset()
 		root.eval(cur, out, &e)
+		if e.overflow {
+			names := c.StateString(i)
+			if len(names) > 200 {
+				names = names[:200] + "..."
+			}
+			return nil, fmt.Errorf("%w: state %d (%s) has more than %d transitions (raise --max-states)", ErrTooManyStates, i, names, e.limit)
+		}
 		if e.mixed {
-			return nil, fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined",
-				i, c.StateString(i), s.Actions[e.action])
+			return nil, fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined%s",
+				i, c.StateString(i), s.Actions[e.action], s.mixedSources(cur, e.action))
 		}
 		rowCol, rowRate, rowAct = rowCol[:0], rowRate[:0], rowAct[:0]
 		if direct != nil {
@@ -134,19 +143,18 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		}
 	next:
 		for k := 0; k < out.len(); k++ {
-			if out.pas[k] {
-				return nil, fmt.Errorf("in state %d (%s): action %s is passive and never synchronised with an active partner",
-					i, c.StateString(i), s.Actions[out.act[k]])
-			}
 			for j := 0; j < w; j++ {
 				target[j] = cur[j] + out.delta[k*w+j]
+			}
+			if out.pas[k] {
+				return nil, s.passiveError(i, c.StateString(i), cur, target, out.act[k])
 			}
 			targetRadix := curRadix + out.rdelta[k]
 			idx := set.lookup(c.States, target, targetRadix)
 			if idx < 0 {
 				n := len(c.States) / w
 				if opt.MaxStates > 0 && n >= opt.MaxStates {
-					return nil, fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, opt.MaxStates)
+					return nil, fmt.Errorf("%w: more than %d states (raise --max-states)", ErrTooManyStates, opt.MaxStates)
 				}
 				if n >= math.MaxInt32-1 {
 					return nil, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
@@ -351,6 +359,75 @@ func (t *stateSet) grow(states []uint64) {
 	for _, v := range old {
 		if v != 0 {
 			t.place(states, v-1)
+		}
+	}
+}
+
+// passiveError reports a passive activity enabled at the top level in state
+// i (cur), leading to target, with the prefix it comes from.
+func (s *Structure) passiveError(i int, names string, cur, target []uint64, act int32) error {
+	what := "action " + s.Actions[act] + " is passive and never synchronised with an active partner"
+	if act == TauAction {
+		what = "a passive action is hidden, so it can never be synchronised with an active partner"
+	}
+	// The leaf that moves to its target by a passive activity of the
+	// action (any passive one if the action was hidden) is the source; a
+	// self-loop moves no leaf, so fall back on any leaf enabling one.
+	var best *lang.Prefix
+	bestMoved := false
+	s.localActivities(cur, func(l *Leaf, t localTrans, prov []*lang.Prefix, d int) {
+		if !t.passive || (act != TauAction && t.action != act) || len(prov) == 0 {
+			return
+		}
+		moved := l.Local(target) != l.Local(cur) && (l.Counts != nil || int(t.target) == l.Local(target))
+		if best == nil || (moved && !bestMoved) {
+			best, bestMoved = prov[0], moved
+		}
+	})
+	return fmt.Errorf("in state %d (%s): %s%s", i, names, what, s.at(" (the activity at ", best, ")"))
+}
+
+// mixedSources names an active and a passive prefix of the action enabled
+// in state cur, for the error on an undefined apparent rate.
+func (s *Structure) mixedSources(cur []uint64, act int32) string {
+	var active, passive *lang.Prefix
+	s.localActivities(cur, func(_ *Leaf, t localTrans, prov []*lang.Prefix, _ int) {
+		if t.action != act || len(prov) == 0 {
+			return
+		}
+		if t.passive && passive == nil {
+			passive = prov[0]
+		}
+		if !t.passive && active == nil {
+			active = prov[0]
+		}
+	})
+	if active == nil || passive == nil {
+		return ""
+	}
+	return s.at(" (active at ", active, "") + s.at(", passive at ", passive, ")")
+}
+
+func (s *Structure) at(before string, p *lang.Prefix, after string) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s%s:%s%s", before, s.file, p.Pos(), after)
+}
+
+// localActivities calls f with every activity of every leaf's derivatives
+// enabled in state (for an aggregated leaf, of every derivative some copy
+// is in), with the prefixes it comes from. For error messages only.
+func (s *Structure) localActivities(state []uint64, f func(l *Leaf, t localTrans, prov []*lang.Prefix, d int)) {
+	for _, l := range s.Leaves {
+		loc := l.Local(state)
+		for d := range l.Comp.States {
+			if l.Population(loc, d) == 0 {
+				continue
+			}
+			for k, t := range l.Comp.trans[d] {
+				f(l, t, l.Comp.prov[d][k], d)
+			}
 		}
 	}
 }

@@ -21,6 +21,38 @@
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object.
 //
+// # Local derivatives
+//
+// Local derivatives are terms (semantics.md section 1, the PEPA Eclipse
+// Plug-in's rule): a process constant is a derivative of its own, named by
+// the constant, with its body's activities (P = Q makes P and Q two
+// derivatives); any other term is identified by its structure, a prefix by
+// its action, its rate's value and its continuation's identity, a choice by
+// its branches' identities in order, parentheses ignored, and is named by
+// the text of its first occurrence. Activities of one derivative with the
+// same action, target and passivity are one activity at the summed rate, so
+// Q + Q is a race at twice Q's rate. Identity is decided once, at compile
+// time, by numbering terms (termIDs); throughputs do not depend on it, the
+// state count does.
+//
+// # Limits
+//
+// DeriveOptions.MaxStates bounds the states; Options.MaxStates (the same
+// number on the command line) bounds what Compile builds before any state
+// exists: the sequential components and each aggregated array's count
+// vectors; and one state's transition list is bounded by four times the
+// limit (at least 65536), checked before a cooperation of many copies
+// lists the product of their choices. Each failure wraps ErrTooManyStates
+// ("model too large"). An array with a cooperation set, P[n][L], is one
+// n-ary node (multiCoopNode): cooperation on one set is associative, and a
+// left-deep chain of binary nodes would list every copy's transitions again
+// at every level, quadratic in n.
+//
+// Errors of the model found during derivation name the state by its
+// components' local states and the activity by its prefix's position:
+// a passive activity enabled at the top level, and an action enabled both
+// actively and passively by one side of a cooperation (no apparent rate).
+//
 // # Independent parts
 //
 // Decompose splits a model whose moving components never synchronise with

@@ -15,7 +15,12 @@
 // Invariants: the text always parses; passive activities are only ever
 // written on an action that the enclosing cooperation synchronises with an
 // active-only partner (or blocks), so lang.Load accepts every model and no
-// reachable state exposes a passive activity; the product of the
+// reachable state exposes a passive activity at the top level. The one
+// deliberate exception is feature "mixed-array" (also a family of its own,
+// one seed in thirty): an array of a component
+// that is passive on an action in one derivative and active in another,
+// which is invalid at run time (undefined apparent rate) as soon as two
+// copies disagree, so that refusals are compared too. The product of the
 // components' local derivative counts is at most MaxProduct, so chains stay
 // small enough for dense methods.
 package randmodel

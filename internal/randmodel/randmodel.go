@@ -35,9 +35,12 @@ func Generate(seed int64) Model {
 		g.feat("stiff")
 	}
 	var m Model
-	if r.Intn(3) == 0 {
+	switch x := r.Intn(60); {
+	case x < 2:
+		m = g.mixedArray()
+	case x < 22:
 		m = g.mapping()
-	} else {
+	default:
 		m = g.general()
 	}
 	m.Seed = seed
@@ -235,7 +238,13 @@ func (g *gen) general() Model {
 		for _, m := range c.passive {
 			mixed = mixed || m == modeMixed
 		}
-		if !mixed && r.Intn(4) == 0 {
+		// A mixed component in an array is invalid once two copies
+		// disagree (one side enables the action both actively and
+		// passively); rarely allowed, so that refusals are tested too.
+		if mixed && r.Intn(2) == 0 {
+			g.feat("mixed-array")
+			c.copies = 2
+		} else if !mixed && r.Intn(4) == 0 {
 			c.copies = 2 + r.Intn(2)
 			g.feat("array")
 			if r.Intn(2) == 0 {
@@ -498,6 +507,27 @@ func (g *gen) component(c *comp, composed bool) {
 		c.derivs += 2
 		g.feat("startup")
 	}
+}
+
+// mixedArray writes an array of a component passive on s in one derivative
+// and active in another, synchronised with an active partner: valid for lang
+// (no passive reaches the top), invalid at run time once the copies
+// disagree, since the array then enables s both actively and passively.
+func (g *gen) mixedArray() Model {
+	g.feat("mixed-array")
+	var b strings.Builder
+	x, y := g.rate(), g.rate()
+	local := ""
+	if g.r.Intn(2) == 0 {
+		local = fmt.Sprintf(" + (x0, %s).X", g.rate())
+	}
+	body := fmt.Sprintf("X = (s1, %s).X1%s;\nX1 = (s1, %s).X;\nY = (s1, %s).Y;\n", g.passive(), local, x, y)
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	b.WriteString(body)
+	fmt.Fprintf(&b, "X[%d] <s1> Y\n", 2+g.r.Intn(2))
+	return Model{Family: "mixed-array", Source: b.String()}
 }
 
 // ---- mapping models ----

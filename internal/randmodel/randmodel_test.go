@@ -29,7 +29,7 @@ func TestModelsCheck(t *testing.T) {
 	t.Logf("features %v", features)
 	for _, f := range []string{"stiff", "passive", "weighted-passive", "mixed-passive", "array", "array-coop",
 		"duplicate-prefix", "self-loop", "alias", "startup", "repeated-anonymous", "hiding", "hiding-shared",
-		"wildcard", "reducible-component", "stop-state", "rate-expression", "static", "static-twice"} {
+		"wildcard", "reducible-component", "stop-state", "rate-expression", "static", "static-twice", "mixed-array"} {
 		if features[f] == 0 {
 			t.Errorf("no model in 1000 has feature %s", f)
 		}

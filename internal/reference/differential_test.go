@@ -119,6 +119,16 @@ func runModel(t *testing.T, gm randmodel.Model, tl *tally) {
 	case errors.Is(err, reference.ErrInvalid):
 		tl.dropped++
 		tl.invalid++
+		// The real derivation must refuse it too.
+		for _, agg := range []bool{false, true} {
+			s, cerr := ctmc.Compile(lm, ctmc.Options{Aggregate: agg})
+			if cerr == nil {
+				_, cerr = ctmc.Derive(ctx, s, ctmc.DeriveOptions{MaxStates: 100000})
+			}
+			if cerr == nil {
+				t.Errorf("seed %d: the reference refuses the model (%v), the real derivation (aggregate %v) accepts it\nmodel:\n%s", gm.Seed, err, agg, gm.Source)
+			}
+		}
 		return
 	case errors.Is(err, reference.ErrTooManyStates):
 		tl.dropped++

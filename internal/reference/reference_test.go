@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"pepa/lang"
@@ -294,4 +295,18 @@ M2 = (compute3, 7110.0).(compute2, 1.91).M2 + (compute3, 88.8).(compute2, 6.39).
 		t.Fatal(err)
 	}
 	near(t, "stiff plugin mean", mean, 248.527110146144239557, 1e-13)
+}
+
+// Two copies of a component passive on a in one derivative and active in
+// the other: once they disagree, the array enables a both actively and
+// passively, and the apparent rate is undefined.
+func TestMixedApparentRateInvalid(t *testing.T) {
+	m, diags := lang.Load("t.pepa", []byte("P = (a, infty).P1; P1 = (a, 1.0).P; Q = (a, 2.0).Q; P[2] <a> Q"))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	_, err := Derive(context.Background(), m, Options{})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "both active and passive") {
+		t.Errorf("err = %v, want an undefined apparent rate", err)
+	}
 }

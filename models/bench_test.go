@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"testing"
@@ -71,4 +72,38 @@ func BenchmarkOptimize1000x100(b *testing.B) {
 		b.ReportMetric(res.Best.Score, "optimized")
 		b.ReportMetric(float64(res.Evaluations), "machine-solves")
 	}
+}
+
+// BenchmarkGen20000x50: parse a specification of 20,000 applications on
+// 50 machines (a 1,000,000-entry ETC matrix, made here) and write its
+// model; gen's whole work, linear in the size.
+func BenchmarkGen20000x50(b *testing.B) {
+	in := randomSpec(b, 20000, 50, 20000)
+	var spec bytes.Buffer
+	if err := in.WriteSpec(&spec, in.Mappings[0]); err != nil {
+		b.Fatal(err)
+	}
+	src := spec.Bytes()
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		in, err := ParseSpec("big.json", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out countingWriter
+		if err := in.Generate(&out, in.Mappings[0]); err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			b.ReportMetric(float64(out), "model-bytes")
+		}
+	}
+}
+
+type countingWriter int
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }

@@ -211,7 +211,7 @@ func TestGenVerb(t *testing.T) {
 	}
 	bad := writeTemp(t, "bad.json", "{\n \"etc\": [[1, -2]],\n \"mappings\": [{\"name\": \"m\", \"allocation\": {\"M1\": [\"A1\"]}}]\n}\n")
 	code, _, stderr = runPepa(t, "", "gen", bad)
-	if code != exitInvalid || !strings.Contains(stderr, bad+":2: error: ETC[1][2] is -2") {
+	if code != exitInvalid || !strings.Contains(stderr, bad+":2:14: error: etc[0][1]: ETC[1][2] is -2") {
 		t.Errorf("bad spec: exit %d: %s", code, stderr)
 	}
 }

@@ -86,9 +86,12 @@ type optimizer struct {
 	deadline time.Time
 	start    time.Time
 	cache    map[setKey]float64
-	zobrist  []uint64 // per application, for set keys of more than 64 applications
-	evals    int
-	scratch  []int
+	// solver, once set (the local search), solves instead of
+	// machineFinish: faster, the same within the solvers' error bounds.
+	solver  *machineSolver
+	zobrist []uint64 // per application, for set keys of more than 64 applications
+	evals   int
+	scratch []int
 
 	// For progress reports.
 	lastReport time.Time
@@ -128,13 +131,22 @@ func (o *optimizer) machineP(j int, apps []int, h uint64) (float64, error) {
 	if p, ok := o.cache[key]; ok {
 		return p, nil
 	}
-	mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
-	if err != nil {
-		return 0, err
+	var p float64
+	if o.solver != nil {
+		var err error
+		if p, err = o.solver.p(j, apps); err != nil {
+			return 0, err
+		}
+	} else {
+		mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
+		if err != nil {
+			return 0, err
+		}
+		p = mr.PByBeta
 	}
 	o.evals++
-	o.cache[key] = mr.PByBeta
-	return mr.PByBeta, nil
+	o.cache[key] = p
+	return p, nil
 }
 
 // score is the objective of per-machine probabilities, with the other
@@ -382,6 +394,8 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		res.Bound, o.bound = b, b
 	}
 	o.phase = "search"
+	o.solver = newMachineSolver(in, opt.Beta, opt.Epsilon)
+	o.cache = map[setKey]float64{} // values of one solver only
 	found, err := o.iteratedSearch(starts, allowed, res)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
@@ -672,25 +686,46 @@ func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bu
 		}
 		*bufA, *bufB = na, nb // keep the grown buffers
 	}
-	pa, ok := o.cache[setKey{int32(ja), ha}]
-	if !ok {
-		build()
-		var err error
-		if pa, err = o.machineP(ja, na, ha); err != nil {
-			return false, err
-		}
+	// One machine's new figure first (the one known already, else the
+	// one that gains work): if the move cannot improve even with the other
+	// machine at probability 1, the second solve is not needed.
+	first, second := jb, ja
+	if _, ok := o.cache[setKey{int32(ja), ha}]; ok {
+		first, second = ja, jb
 	}
-	pb, ok := o.cache[setKey{int32(jb), hb}]
-	if !ok {
-		build()
-		var err error
-		if pb, err = o.machineP(jb, nb, hb); err != nil {
-			return false, err
+	solve := func(j int) (float64, error) {
+		h, set := ha, &na
+		if j == jb {
+			h, set = hb, &nb
 		}
+		if p, ok := o.cache[setKey{int32(j), h}]; ok {
+			return p, nil
+		}
+		build()
+		return o.machineP(j, *set, h)
+	}
+	p1, err := solve(first)
+	if err != nil {
+		return false, err
+	}
+	o1, o2 := st.ps[first], st.ps[second]
+	st.ps[first], st.ps[second] = p1, 1
+	t1, t2, _, _ := o.score(st.ps)
+	st.ps[first], st.ps[second] = o1, o2
+	if !better(t1, t2, st.s1, st.s2) {
+		return false, nil
+	}
+	p2, err := solve(second)
+	if err != nil {
+		return false, err
+	}
+	pa, pb := p1, p2
+	if first == jb {
+		pa, pb = p2, p1
 	}
 	oa, ob := st.ps[ja], st.ps[jb]
 	st.ps[ja], st.ps[jb] = pa, pb
-	t1, t2, _, _ := o.score(st.ps)
+	t1, t2, _, _ = o.score(st.ps)
 	if !better(t1, t2, st.s1, st.s2) {
 		st.ps[ja], st.ps[jb] = oa, ob
 		return false, nil

@@ -338,3 +338,35 @@ func TestMakespanSlack(t *testing.T) {
 		t.Errorf("makespan %g exceeds the fastest heuristic's %g", res.Best.Makespan, fastest)
 	}
 }
+
+// TestMachineSolverAgrees: the local search's solver gives machineFinish's
+// P(F <= beta) (package passage) within their error bounds, for plain,
+// owner (both disciplines and starts) and Erlang machines.
+func TestMachineSolverAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for k := 0; k < 30; k++ {
+		in := randomSmallSpec(t, 8, 3, k%3 != 0, uint64(500+k))
+		beta := 2 + 10*rng.Float64()
+		s := newMachineSolver(in, beta, 1e-10)
+		for trial := 0; trial < 5; trial++ {
+			j := rng.IntN(3)
+			var apps []int
+			for a := 0; a < 8; a++ {
+				if rng.IntN(2) == 0 {
+					apps = append(apps, a)
+				}
+			}
+			mr, err := in.machineFinish(context.Background(), j, apps, beta, 1e-10, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.p(j, apps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-mr.PByBeta) > 2e-10 {
+				t.Errorf("spec %d machine %d apps %v: solver %.15g, machineFinish %.15g", k, j, apps, got, mr.PByBeta)
+			}
+		}
+	}
+}

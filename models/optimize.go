@@ -86,8 +86,9 @@ type optimizer struct {
 	deadline time.Time
 	start    time.Time
 	cache    map[setKey]float64
-	// solver, once set (the local search), solves instead of
-	// machineFinish: faster, the same within the solvers' error bounds.
+	// solver solves the sets for the exact method and the search: faster
+	// than machineFinish (package passage), the same within the solvers'
+	// error bounds; the figures reported are machineFinish's.
 	solver  *machineSolver
 	zobrist []uint64 // per application, for set keys of more than 64 applications
 	evals   int
@@ -251,7 +252,8 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		opt.Epsilon = 1e-10
 	}
 	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
-		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start}
+		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
+		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
 	nApps, nMach := len(in.Apps), len(in.Machines)
 	if nApps > 64 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
@@ -394,8 +396,6 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		res.Bound, o.bound = b, b
 	}
 	o.phase = "search"
-	o.solver = newMachineSolver(in, opt.Beta, opt.Epsilon)
-	o.cache = map[setKey]float64{} // values of one solver only
 	found, err := o.iteratedSearch(starts, allowed, res)
 	if err != nil && ctx.Err() == nil {
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // randomSpec makes a specification with apps applications and machines
@@ -115,11 +117,14 @@ func randomSmallSpec(t testing.TB, apps, machines int, owners bool, seed uint64)
 
 // enumerate finds the best score of every assignment of the applications
 // to the machines (machines^applications of them), each machine's
-// probability solved once per set of applications (in index order): a
-// brute force written apart from Optimize's dynamic program.
+// probability solved once per set of applications (in index order) by the
+// solver Optimize uses (itself checked against dense matrix exponentials
+// in TestMachineSolverAgrees): a brute force written apart from Optimize's
+// dynamic program. solverScore scores one allocation the same way.
 func enumerate(t testing.TB, in *Instance, beta float64, objective string) float64 {
 	t.Helper()
 	n, m := len(in.Apps), len(in.Machines)
+	solver := newMachineSolver(in, beta, 1e-13)
 	P := make([]map[uint64]float64, m)
 	for j := range P {
 		P[j] = map[uint64]float64{}
@@ -134,12 +139,12 @@ func enumerate(t testing.TB, in *Instance, beta float64, objective string) float
 				apps = append(apps, a)
 			}
 		}
-		mr, err := in.machineFinish(context.Background(), j, apps, beta, 1e-10, false)
+		p, err := solver.p(j, apps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		P[j][mask] = mr.PByBeta
-		return mr.PByBeta
+		P[j][mask] = p
+		return p
 	}
 	assign := make([]int, n)
 	masks := make([]uint64, m)
@@ -174,6 +179,23 @@ func enumerate(t testing.TB, in *Instance, beta float64, objective string) float
 	}
 }
 
+func solverScore(t testing.TB, in *Instance, beta float64, objective string, alloc [][]int) float64 {
+	t.Helper()
+	solver := newMachineSolver(in, beta, 1e-13)
+	minP, joint := 1.0, 1.0
+	for j, apps := range alloc {
+		p, err := solver.p(j, apps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		minP, joint = math.Min(minP, p), joint*p
+	}
+	if objective == "joint" {
+		return joint
+	}
+	return minP
+}
+
 // TestOptimizeProvedEqualsEnumeration: on 60 random small specifications
 // (6 to 10 applications, 2 to 4 machines, both objectives, half of them
 // with owner processes and some with Erlang work) optimize proves its
@@ -194,10 +216,11 @@ func TestOptimizeProvedEqualsEnumeration(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		want := enumerate(t, in, beta, objective)
-		if !res.Proved || res.Stopped != StoppedProved || math.Abs(res.Best.Score-want) > 1e-12 {
-			t.Errorf("%s: optimize %.15g (%s, proved %v), enumeration %.15g", name, res.Best.Score, res.Stopped, res.Proved, want)
+		got := solverScore(t, in, beta, objective, res.Best.Allocation)
+		if !res.Proved || res.Stopped != StoppedProved || math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: optimize %.15g (%s, proved %v), enumeration %.15g", name, got, res.Stopped, res.Proved, want)
 		}
-		got := res.Best.Robustness
+		got = res.Best.Robustness
 		if objective == "joint" {
 			got = res.Best.Joint
 		}
@@ -230,8 +253,9 @@ func TestOptimizeProves12(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := enumerate(t, in, beta, "min")
-		if !res.Proved || math.Abs(res.Best.Score-want) > 1e-12 || res.Elapsed > 10*time.Second {
-			t.Errorf("12 x %d: optimize %.15g (%s in %v), enumeration %.15g", m, res.Best.Score, res.Stopped, res.Elapsed, want)
+		got := solverScore(t, in, beta, "min", res.Best.Allocation)
+		if !res.Proved || math.Abs(got-want) > 1e-12 || res.Elapsed > 10*time.Second {
+			t.Errorf("12 x %d: optimize %.15g (%s in %v), enumeration %.15g", m, got, res.Stopped, res.Elapsed, want)
 		}
 		t.Logf("12 apps x %d machines: proved in %v (%d machine solves)", m, res.Elapsed.Round(time.Millisecond), res.Evaluations)
 	}
@@ -339,33 +363,70 @@ func TestMakespanSlack(t *testing.T) {
 	}
 }
 
-// TestMachineSolverAgrees: the local search's solver gives machineFinish's
-// P(F <= beta) (package passage) within their error bounds, for plain,
-// owner (both disciplines and starts) and Erlang machines.
+// TestMachineSolverAgrees: the search's solver gives P(F <= beta) of the
+// machine chain (machineChain, as gen writes it) computed another way: a
+// dense matrix exponential of its generator with the finishing
+// transitions led to an absorbing state, for plain, owner (both
+// disciplines and starts) and Erlang machines. It also agrees with
+// machineFinish (package passage) on machines of two applications or
+// more; on one application, whose finishing transition is a self-loop,
+// passage currently departs from the matrix exponential (up to 2e-3 seen)
+// and this solver does not.
 func TestMachineSolverAgrees(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for k := 0; k < 30; k++ {
-		in := randomSmallSpec(t, 8, 3, k%3 != 0, uint64(500+k))
+		in := randomSmallSpec(t, 6, 3, k%3 != 0, uint64(500+k))
 		beta := 2 + 10*rng.Float64()
-		s := newMachineSolver(in, beta, 1e-10)
+		s := newMachineSolver(in, beta, 1e-13)
 		for trial := 0; trial < 5; trial++ {
 			j := rng.IntN(3)
 			var apps []int
-			for a := 0; a < 8; a++ {
-				if rng.IntN(2) == 0 {
+			for a := 0; a < 6; a++ {
+				if rng.IntN(2) == 0 || (trial == 0 && a == 0) {
 					apps = append(apps, a)
+					if trial == 0 {
+						break // one application
+					}
 				}
 			}
-			mr, err := in.machineFinish(context.Background(), j, apps, beta, 1e-10, false)
-			if err != nil {
-				t.Fatal(err)
+			if len(apps) == 0 {
+				continue
 			}
 			got, err := s.p(j, apps)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(got-mr.PByBeta) > 2e-10 {
-				t.Errorf("spec %d machine %d apps %v: solver %.15g, machineFinish %.15g", k, j, apps, got, mr.PByBeta)
+			c, alpha := in.machineChain(j, apps)
+			N := c.N + 1 // the last state absorbs the finished
+			Q := mat.NewDense(N, N, nil)
+			for i := 0; i < c.N; i++ {
+				for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+					to := int(c.Col[e])
+					if c.Act[e] == actDone {
+						to = c.N
+					}
+					Q.Set(i, to, Q.At(i, to)+c.Rate[e])
+					Q.Set(i, i, Q.At(i, i)-c.Rate[e])
+				}
+			}
+			Q.Scale(beta, Q)
+			var E mat.Dense
+			E.Exp(Q)
+			want := 0.0
+			for i, a := range alpha {
+				want += a * E.At(i, c.N)
+			}
+			if math.Abs(got-want) > 1e-11 {
+				t.Errorf("spec %d machine %d apps %v: solver %.15g, matrix exponential %.15g", k, j, apps, got, want)
+			}
+			if len(apps) >= 2 {
+				mr, err := in.machineFinish(context.Background(), j, apps, beta, 1e-10, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(got-mr.PByBeta) > 2e-10 {
+					t.Errorf("spec %d machine %d apps %v: solver %.15g, machineFinish %.15g", k, j, apps, got, mr.PByBeta)
+				}
 			}
 		}
 	}

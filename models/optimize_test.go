@@ -280,7 +280,7 @@ func TestOptimizeUsesBudget(t *testing.T) {
 				}
 			}
 			// Time is kept for the makespans after the search.
-			if res.Stopped != StoppedBudget || res.Elapsed < budget/2 {
+			if res.Stopped != StoppedBudget || res.Elapsed < budget/4 {
 				t.Errorf("%v %s: stopped after %v of a %v budget", size, objective, res.Elapsed, budget)
 			}
 			if res.Bound < res.Best.Score-1e-12 || res.Moves == 0 {
@@ -295,7 +295,7 @@ func TestOptimizeUsesBudget(t *testing.T) {
 // found so far, its figures computed, with the reason.
 func TestOptimizeInterrupted(t *testing.T) {
 	in := randomSpec(t, 100, 10, 9)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	res, err := Optimize(ctx, in, OptimizeOptions{Beta: 40, Budget: time.Minute, MakespanSlack: -1})
 	if err != nil {

@@ -263,45 +263,68 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		}
 	}
 	res := &OptimizeResult{Bound: 1}
-	laterMakespans := false
+	end := start.Add(opt.Budget)
+	if opt.MakespanSlack < 0 {
+		// Keep time for the figures of the result and the heuristics
+		// (expected makespans are costly: products of distributions,
+		// integrated) and the bound.
+		o.deadline = start.Add(opt.Budget * 85 / 100)
+	}
 	finish := func(best Candidate, why string) (*OptimizeResult, error) {
 		res.Stopped = why
-		if why == StoppedInterrupted {
+		interrupted := why == StoppedInterrupted
+		if interrupted {
 			ctx = context.Background() // the figures of the best are still wanted
 		}
-		// Recompute the figures without the cache (its keys for large
-		// instances are hashes), with the makespan unless interrupted.
-		c, err := o.candidate(ctx, best.Name, best.Allocation, why != StoppedInterrupted || nMach*nApps < 1e5)
+		o.ctx = ctx
+		// The figures reported are machineFinish's (package passage), as
+		// every other verb computes them, with the makespan unless
+		// interrupted on a large instance.
+		c, err := o.candidate(ctx, best.Name, best.Allocation, !interrupted || nMach*nApps < 1e5)
 		if err != nil {
 			return nil, err
 		}
 		res.Best = c
-		if laterMakespans && why != StoppedInterrupted {
-			for k := range res.Heuristics {
-				h := &res.Heuristics[k]
-				if math.IsNaN(h.Makespan) {
-					if h.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
-						return nil, err
-					}
+		for k := range res.Heuristics {
+			h := &res.Heuristics[k]
+			hc, err := o.candidate(ctx, h.Name, h.Allocation, false)
+			if err != nil {
+				return nil, err
+			}
+			hc.Makespan = h.Makespan
+			if math.IsNaN(hc.Makespan) && !interrupted && time.Now().Before(end) {
+				if hc.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
+					return nil, err
 				}
 			}
+			*h = hc
+		}
+		if !res.Exact && !interrupted {
+			o.phase = "bound"
+			b, err := o.upperBound(c.Robustness, c.Joint)
+			if err != nil {
+				return nil, err
+			}
+			res.Bound = b
 		}
 		if res.Proved {
 			res.Bound = c.Score
 		}
 		res.Bound = math.Max(res.Bound, c.Score)
+		if !res.Proved && !interrupted && c.Score >= res.Bound-1e-12 {
+			res.Proved, res.Stopped = true, StoppedProved
+		}
 		res.Evaluations = o.evals
 		res.Elapsed = time.Since(start)
 		return res, nil
 	}
 
-	// 1. Heuristics. Their expected makespans (costly: a product of
-	// distributions integrated) are computed first only when the makespan
-	// constraint needs them, else after the search, in time kept for them.
+	// 1. Heuristics, scored with the search's solver; their expected
+	// makespans first only when the makespan constraint needs them.
 	etm := in.expectedTimes()
 	fastest := math.Inf(1)
 	for _, h := range heuristics {
-		c, err := o.candidate(ctx, h.name, h.run(in, etm), opt.MakespanSlack >= 0)
+		c, err := o.quick(h.name, h.run(in, etm), opt.MakespanSlack >= 0)
 		if err != nil {
 			if ctx.Err() != nil && len(res.Heuristics) > 0 {
 				return finish(res.Heuristics[0], StoppedInterrupted)
@@ -327,30 +350,6 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	})
 	best := starts[0]
 	o.bestScore = best.Score
-	if opt.MakespanSlack < 0 {
-		t0 := time.Now()
-		ms, err := o.makespan(ctx, best.Allocation)
-		if err != nil {
-			if ctx.Err() != nil {
-				return finish(best, StoppedInterrupted)
-			}
-			return nil, err
-		}
-		for k := range res.Heuristics {
-			if res.Heuristics[k].Name == best.Name {
-				res.Heuristics[k].Makespan = ms
-			}
-		}
-		one := time.Since(t0)
-		// Keep time for the heuristics' makespans and the result's, or,
-		// if that would take more than a third of the budget, for the
-		// result's only.
-		reserve := time.Duration(len(res.Heuristics)) * one
-		if laterMakespans = reserve <= opt.Budget/3; !laterMakespans {
-			reserve = one
-		}
-		o.deadline = o.deadline.Add(-reserve * 3 / 2)
-	}
 
 	// 2. The exact optimum, when it fits.
 	if o.exactFits(nApps, nMach) {
@@ -384,17 +383,6 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	}
 
 	// 3. Iterated local search.
-	if !res.Exact {
-		o.phase = "bound"
-		b, err := o.upperBound(best.Robustness, best.Joint)
-		if err != nil {
-			if ctx.Err() != nil {
-				return finish(best, StoppedInterrupted)
-			}
-			return nil, err
-		}
-		res.Bound, o.bound = b, b
-	}
 	o.phase = "search"
 	found, err := o.iteratedSearch(starts, allowed, res)
 	if err != nil && ctx.Err() == nil {
@@ -403,14 +391,33 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	if better(found.Score, found.secondary(opt.Objective), best.Score, best.secondary(opt.Objective)) {
 		best = found
 	}
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return finish(best, StoppedInterrupted)
-	case best.Score >= res.Bound-1e-12:
-		res.Proved = true
-		return finish(best, StoppedProved)
 	}
 	return finish(best, StoppedBudget)
+}
+
+// quick scores an allocation with the search's solver and cache.
+func (o *optimizer) quick(name string, alloc [][]int, withMakespan bool) (Candidate, error) {
+	ps := make([]float64, len(alloc))
+	for j, apps := range alloc {
+		sort.Ints(apps)
+		p, err := o.machineP(j, apps, o.setHash(apps))
+		if err != nil {
+			return Candidate{}, err
+		}
+		ps[j] = p
+	}
+	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+	c.Score, _, c.Robustness, c.Joint = o.score(ps)
+	if withMakespan {
+		ms, err := o.makespan(o.ctx, alloc)
+		if err != nil {
+			return Candidate{}, err
+		}
+		c.Makespan = ms
+	}
+	return c, nil
 }
 
 func (c Candidate) secondary(objective string) float64 {
@@ -431,21 +438,27 @@ func (o *optimizer) exactFits(n, m int) bool {
 	if n > maxExactApps {
 		return false
 	}
+	sets := float64(m) * math.Pow(2, float64(n))
+	if sets <= 20_000 {
+		return true // a second or so even on a loaded machine
+	}
+	// The median of timed solves: a loaded machine pauses the process now
+	// and then, which a mean would count.
 	rng := rand.New(rand.NewPCG(o.opt.Seed, 0xe5a))
-	samples := 0
-	t0 := time.Now()
+	var times []float64
 	for j := 0; j < m; j++ {
-		for s := 0; s < 3; s++ {
+		for s := 0; s < 5; s++ {
 			mask := rng.Uint64() & (1<<uint(n) - 1)
 			apps := appsOf(mask, nil)
+			t0 := time.Now()
 			if _, err := o.machineP(j, apps, o.setHash(apps)); err != nil {
 				return false
 			}
-			samples++
+			times = append(times, time.Since(t0).Seconds())
 		}
 	}
-	perSolve := time.Since(t0).Seconds() / float64(samples)
-	sets := float64(m) * math.Pow(2, float64(n))
+	sort.Float64s(times)
+	perSolve := times[len(times)/2]
 	program := float64(m) * math.Pow(3, float64(n)) * 3e-9
 	estimate := sets*perSolve + program
 	return time.Now().Add(time.Duration(estimate * 1e9)).Before(o.start.Add(o.opt.Budget / 2))
@@ -1010,11 +1023,11 @@ func mct(in *Instance, etm [][]float64) [][]int {
 func minMinMax(in *Instance, etm [][]float64, max bool) [][]int {
 	ready := make([]float64, len(in.Machines))
 	m := make([]int, len(in.Apps))
-	left := map[int]bool{}
-	for a := range in.Apps {
+	left := make([]bool, len(in.Apps))
+	for a := range left {
 		left[a] = true
 	}
-	for len(left) > 0 {
+	for remaining := len(left); remaining > 0; remaining-- {
 		pick, pickJ, pickT := -1, -1, 0.0
 		for a := 0; a < len(in.Apps); a++ {
 			if !left[a] {
@@ -1032,7 +1045,7 @@ func minMinMax(in *Instance, etm [][]float64, max bool) [][]int {
 		}
 		m[pick] = pickJ
 		ready[pickJ] = pickT
-		delete(left, pick)
+		left[pick] = false
 	}
 	return allocationOf(in, m)
 }
@@ -1042,11 +1055,11 @@ func minMinMax(in *Instance, etm [][]float64, max bool) [][]int {
 func sufferage(in *Instance, etm [][]float64) [][]int {
 	ready := make([]float64, len(in.Machines))
 	m := make([]int, len(in.Apps))
-	left := map[int]bool{}
-	for a := range in.Apps {
+	left := make([]bool, len(in.Apps))
+	for a := range left {
 		left[a] = true
 	}
-	for len(left) > 0 {
+	for remaining := len(left); remaining > 0; remaining-- {
 		pick, pickJ, pickS := -1, -1, -1.0
 		for a := 0; a < len(in.Apps); a++ {
 			if !left[a] {
@@ -1071,7 +1084,7 @@ func sufferage(in *Instance, etm [][]float64) [][]int {
 		}
 		m[pick] = pickJ
 		ready[pickJ] += etm[pick][pickJ]
-		delete(left, pick)
+		left[pick] = false
 	}
 	return allocationOf(in, m)
 }

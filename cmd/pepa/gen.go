@@ -36,6 +36,10 @@ The specification format is documented, field by field, in testdata/spec-example
 	if code >= 0 {
 		return code
 	}
+	if err := in.RequireMappings(); err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitInvalid
+	}
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)

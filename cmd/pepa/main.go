@@ -57,10 +57,11 @@ func run(ctx context.Context, e *env, args []string) int {
 				return v.run(ctx, e, []string{"--help"})
 			}
 		}
-		usage(e.stdout)
-		if len(args) == 0 {
+		if len(args) == 0 { // bad usage: the usage goes to stderr
+			usage(e.stderr)
 			return exitUsage
 		}
+		usage(e.stdout)
 		return exitOK
 	}
 	v, ok := verbs[args[0]]
@@ -92,6 +93,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'pepa VERB --help' for a verb's flags and examples.")
+	fmt.Fprint(w, docsPointer)
 }
 
 func isTerminal(f *os.File) bool {

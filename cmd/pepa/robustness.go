@@ -20,7 +20,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
         every machine's P(F <= 45), mean and 0.99 quantile; the mapping's robustness
   pepa robustness --beta 45 testdata/mapping-*.pepa --plot ranking.png
         rank several mappings (most robust first) and draw their CDFs
-  pepa robustness --beta 45 --semantics plugin --format json m.pepa
+  pepa robustness --beta 45 --semantics plugin --format json testdata/mapping-b.pepa
         the PEPA Eclipse Plug-in's figures, as JSON
 `)
 	var o outputFlags
@@ -59,6 +59,13 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "robustness", "--sensitivity works with --semantics initial on the decomposed path (not --flat)")
 	case !(*level > 0 && *level < 1):
 		return usageError(e, "robustness", "--level must be in (0, 1)")
+	}
+	seen := map[string]bool{}
+	for _, m := range splitList(*machines) {
+		if seen[m] {
+			return usageError(e, "robustness", "--machines names %s twice", m)
+		}
+		seen[m] = true
 	}
 	plotFormat := ""
 	if *plotPath != "" {
@@ -126,6 +133,9 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 		r.Model = displayName(name)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayName(name), w)
+		}
 		for _, mr := range r.Machines {
 			if mr.Note != "" {
 				fmt.Fprintf(e.stderr, "%s: warning: machine %s: %s\n", displayName(name), mr.Name, mr.Note)
@@ -236,6 +246,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 		"robustness": jsonFloat(r.Robustness), "p_all_by_beta": jsonFloat(r.PAllByBeta),
 		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
 		"independent": r.Independent, "joint": r.Joint,
+	}
+	if len(r.Warnings) > 0 {
+		out["warnings"] = r.Warnings
 	}
 	if ranking {
 		out["rank"] = r.Rank
@@ -365,5 +378,23 @@ func textRanking(w io.Writer, ranked []*models.Ranked, beta float64, sem string,
 		}
 		fmt.Fprintf(w, "%s: %s\n", r.Model, strings.Join(parts, ", "))
 	}
+	for _, r := range ranked {
+		if !hasSensitivity(r) {
+			continue
+		}
+		fmt.Fprintf(w, "\n== %s (rank %d)\n", r.Model, r.Rank)
+		if err := textSensitivity(w, r); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func hasSensitivity(r *models.Ranked) bool {
+	for _, m := range r.Machines {
+		if m.Sensitivity != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -28,7 +27,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
 	sem := fs.String("semantics", "initial", "finishing times from the initial state (initial) or as the PEPA Eclipse Plug-in computes them (plugin)")
 	machines := fs.String("machines", "", "comma-separated machine components (default: detected)")
-	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`.png or .svg")
+	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`: .png, .svg or .pdf, by the extension")
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
 	flat := fs.Bool("flat", false, "solve the whole product chain even where the machines are independent")
@@ -69,13 +68,9 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	}
 	plotFormat := ""
 	if *plotPath != "" {
-		switch strings.ToLower(filepath.Ext(*plotPath)) {
-		case ".png":
-			plotFormat = "png"
-		case ".svg":
-			plotFormat = "svg"
-		default:
-			return usageError(e, "robustness", "--plot wants a .png or .svg file name")
+		var err error
+		if plotFormat, err = models.PlotFormat(*plotPath); err != nil {
+			return usageError(e, "robustness", "--plot: %v", err)
 		}
 	}
 	var results []*models.Result

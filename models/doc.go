@@ -11,5 +11,11 @@
 // min_j P(F_j <= beta) over the machines analysed; P(max_j F_j <= beta) is a
 // product only when Independent says the machines are independent (no shared
 // actions, every other component single-state and passive), and otherwise a
-// passage on the chain with a completion flag per machine.
+// passage on the chain with a completion flag per machine. A machine whose
+// E[F] is infinite carries a Note saying so, and a Result's Warnings name the
+// applications no machine computes.
+//
+// Plots (Figure): every CDF panel of a ranking shares one time range; all
+// text is one embedded typeface at fixed point sizes, so PNG, SVG and PDF
+// look alike; legends are drawn beside the axes, never over them.
 package models

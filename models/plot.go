@@ -87,7 +87,7 @@ func PlotFormat(path string) (string, error) {
 	case ".png", ".svg", ".pdf":
 		return ext[1:], nil
 	}
-	return "", fmt.Errorf("plot %s: the extension must be .png, .svg or .pdf", path)
+	return "", fmt.Errorf("%s: the extension must be .png, .svg or .pdf", path)
 }
 
 // WritePlot draws the figure of a ranking (NewFigure) in format "png",

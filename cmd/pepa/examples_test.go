@@ -23,20 +23,41 @@ import (
 // parallel are replaced by local stand-ins (below) that run the same
 // command lines, the --wrap script under dash as sbatch's /bin/sh would.
 
-// repoCopy copies the repository (without .git and outputs) into a
-// temporary directory, builds pepa there into bin/, and returns the copy's
-// root and an environment with bin/ first on PATH.
-func repoCopy(t *testing.T) (string, []string) {
+// examplesEnv builds pepa from the repository once, into a temporary bin/
+// with the stand-ins beside it, and returns an environment with bin/ first
+// on PATH.
+func examplesEnv(t *testing.T) []string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the command and runs every example; not with -short")
 	}
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(bin, "pepa"), "./cmd/pepa")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for name, script := range standIns {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// repoCopy copies the repository (without .git and outputs) into a
+// temporary directory and returns the copy's root, so that examples that
+// write files write them there.
+func repoCopy(t *testing.T) string {
+	t.Helper()
 	src, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := t.TempDir()
-	root := filepath.Join(dst, "repo")
+	root := filepath.Join(t.TempDir(), "repo")
 	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -49,7 +70,7 @@ func repoCopy(t *testing.T) (string, []string) {
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
-		if !d.Type().IsRegular() {
+		if !d.Type().IsRegular() || d.Name() == ".git" { // a worktree's .git is a file
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -65,22 +86,17 @@ func repoCopy(t *testing.T) (string, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dst, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "pepa"), "./cmd/pepa")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	for name, script := range standIns {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return root, env
+	return root
+}
+
+// TestExamples runs the examples of every --help and of the README, and the
+// batch Makefile, each in its own copy of the repository, with one build of
+// pepa.
+func TestExamples(t *testing.T) {
+	env := examplesEnv(t)
+	t.Run("help", func(t *testing.T) { testHelpExamples(t, repoCopy(t), env) })
+	t.Run("readme", func(t *testing.T) { testReadmeExamples(t, repoCopy(t), env) })
+	t.Run("makefile", func(t *testing.T) { testMakefileTracksBeta(t, repoCopy(t), env) })
 }
 
 // standIns replace programs the README's batch recipes call that a test
@@ -166,8 +182,7 @@ func helpExamples(help string) []string {
 
 var descriptionGap = regexp.MustCompile(`\s{2,}`)
 
-func TestHelpExamplesRun(t *testing.T) {
-	root, env := repoCopy(t)
+func testHelpExamples(t *testing.T, root string, env []string) {
 	names := make([]string, 0, len(verbs))
 	for n := range verbs {
 		names = append(names, n)
@@ -214,8 +229,7 @@ func readmeBlocks(t *testing.T, readme string) []string {
 	return blocks
 }
 
-func TestReadmeExamplesRun(t *testing.T) {
-	root, env := repoCopy(t)
+func testReadmeExamples(t *testing.T, root string, env []string) {
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -282,10 +296,11 @@ func readmeOutputAfter(readme, block string) string {
 	return rest[:k]
 }
 
-// TestMakefileTracksBeta: a new BETA redoes every row, the same BETA
-// nothing, and the summary carries the goal it was computed for.
-func TestMakefileTracksBeta(t *testing.T) {
-	root, env := repoCopy(t)
+// testMakefileTracksBeta: a new BETA redoes every row, the same BETA
+// nothing, and the summary carries the goal it was computed for. The pepa
+// already built is copied to where the Makefile builds its own (newer than
+// the sources, so make keeps it); the README's recipe runs the build rule.
+func testMakefileTracksBeta(t *testing.T, root string, env []string) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
@@ -301,6 +316,7 @@ func TestMakefileTracksBeta(t *testing.T) {
 		}
 		return strings.Join(col, " ")
 	}
+	runShell(t, root, env, `mkdir -p testdata/out && cp "$(command -v pepa)" testdata/out/pepa`)
 	runShell(t, root, env, "make -C testdata BETA=40")
 	if got := betaColumn(); got != "40 40 40" {
 		t.Fatalf("BETA=40: summary's beta column %q", got)

@@ -33,6 +33,14 @@ func TestFlagErrorsGoToStderr(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errs, "Verbs:") {
 		t.Errorf("pepa without a verb: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	code, out, errs = runPepa(t, "", "help", "frobnicate")
+	if code != exitUsage || out != "" || !strings.Contains(errs, `unknown verb "frobnicate"`) {
+		t.Errorf("pepa help frobnicate: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = runPepa(t, "", "help", "states")
+	if code != exitOK || errs != "" || !strings.Contains(out, "Usage: pepa states") {
+		t.Errorf("pepa help states: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 }
 
 func TestMachinesFlagChecked(t *testing.T) {

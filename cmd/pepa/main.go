@@ -53,9 +53,13 @@ func main() {
 func run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
-			if v, ok := verbs[args[1]]; ok {
-				return v.run(ctx, e, []string{"--help"})
+			v, ok := verbs[args[1]]
+			if !ok {
+				fmt.Fprintf(e.stderr, "pepa: unknown verb %q\n", args[1])
+				usage(e.stderr)
+				return exitUsage
 			}
+			return v.run(ctx, e, []string{"--help"})
 		}
 		if len(args) == 0 { // bad usage: the usage goes to stderr
 			usage(e.stderr)

@@ -31,6 +31,11 @@ func examplesEnv(t *testing.T) []string {
 	if testing.Short() {
 		t.Skip("builds the command and runs every example; not with -short")
 	}
+	for _, tool := range []string{"sh", "make", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the examples need %s: %v", tool, err)
+		}
+	}
 	bin := filepath.Join(t.TempDir(), "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -301,9 +306,6 @@ func readmeOutputAfter(readme, block string) string {
 // already built is copied to where the Makefile builds its own (newer than
 // the sources, so make keeps it); the README's recipe runs the build rule.
 func testMakefileTracksBeta(t *testing.T, root string, env []string) {
-	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("no make")
-	}
 	betaColumn := func() string {
 		b, err := os.ReadFile(filepath.Join(root, "testdata", "out", "summary.csv"))
 		if err != nil {

@@ -1,5 +1,5 @@
 // Package lang is the front end for the PEPA dialect of this project
-// (../shared/spec/language.md): scanner, parser, syntax tree, static checker
+// (docs/language.md): scanner, parser, syntax tree, static checker
 // and printer. It knows nothing of Markov chains.
 //
 // # Pipeline

@@ -11,7 +11,9 @@
 // min_j P(F_j <= beta) over the machines analysed; P(max_j F_j <= beta) is a
 // product only when Independent says the machines are independent (no shared
 // actions, every other component single-state and passive), and otherwise a
-// passage on the chain with a completion flag per machine.
+// passage on the chain with a completion flag per machine. A machine whose
+// E[F] is infinite carries a Note saying so, and a Result's Warnings name the
+// applications no machine computes.
 //
 // Specifications are JWCC; every error a specification gets has its file,
 // line, column and field path (SpecError). Generate writes lang.Format's
@@ -26,4 +28,8 @@
 // for a mapping are always machineFinish's (package passage); the search
 // itself solves with machineSolver, checked against dense matrix
 // exponentials.
+//
+// Plots (Figure): every CDF panel of a ranking shares one time range; all
+// text is one embedded typeface at fixed point sizes, so PNG, SVG and PDF
+// look alike; legends are drawn beside the axes, never over them.
 package models

@@ -86,6 +86,9 @@ type Result struct {
 	Independent      bool    // machines' finishing times are independent
 	Dependence       string  // why not, when they are not
 	Joint            string  // how the joint figures were obtained
+	// Warnings are problems of the mapping as a whole (an application no
+	// machine computes); machine-level ones are in MachineResult.Note.
+	Warnings []string
 }
 
 // Analyze computes the robustness of the mapping whose chain is c.
@@ -97,6 +100,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	}
 	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, States: c.N, ProductStates: float64(c.N), Solved: "flat"}
 	res.Independent, res.Dependence = Independent(c.S, machines)
+	res.Warnings = Uncomputed(c.S, machines)
 
 	var pi []float64
 	if opt.Semantics == passage.Plugin {
@@ -152,6 +156,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
 			return nil, err
 		}
+		mr.Note = neverFinishes(mr)
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
 	}
 	if err := joint(ctx, c, machines, res, opt, alpha); err != nil {

@@ -18,9 +18,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "optimize", "optimize SPEC --beta SECONDS [flags]",
 		`  pepa optimize testdata/spec-example.json --beta 40 -o best.pepa
         the most robust mapping found in 10 s, written as PEPA
-  pepa optimize spec.json --beta 45 --objective joint --budget 1m --seed 7 --mapping-out best.json
+  pepa optimize testdata/spec-example.json --beta 45 --objective joint --budget 5s --seed 7 --mapping-out best.json
         maximise P(every machine finishes by 45) instead, and save the mapping
-  pepa optimize spec.json --beta 45 --makespan-slack 0.05
+  pepa optimize testdata/spec-example.json --beta 45 --makespan-slack 0.05
         the most robust mapping whose expected makespan is within 5% of the fastest found
 `)
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")

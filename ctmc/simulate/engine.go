@@ -75,12 +75,36 @@ type path struct {
 	src   rand.PCG
 	// events counts the jumps made (self-loops included).
 	events int64
+
+	// With leaf tables (ctmc.IndependentLeaves) a jump updates one leaf:
+	// local holds each table leaf's local state and cur its total rate.
+	lt         *ctmc.LeafTables
+	local      []int32
+	cur        []float64
+	constTotal float64
 }
 
-func newPath(s *ctmc.Structure) *path {
-	p := &path{ev: s.NewEvaluator(), state: make([]uint64, s.Words)}
+func newPath(s *ctmc.Structure, lt *ctmc.LeafTables) *path {
+	p := &path{ev: s.NewEvaluator(), state: make([]uint64, s.Words), lt: lt}
 	p.rng = rand.New(&p.src)
+	if lt != nil {
+		p.local = make([]int32, len(lt.Leaves))
+		p.cur = make([]float64, len(lt.Leaves))
+		for _, r := range lt.ConstRate {
+			p.constTotal += r
+		}
+	}
 	return p
+}
+
+// leafTables returns the structure's leaf tables, or nil where the general
+// evaluation is needed.
+func leafTables(s *ctmc.Structure) *ctmc.LeafTables {
+	lt, ok := s.IndependentLeaves()
+	if !ok {
+		return nil
+	}
+	return lt
 }
 
 // reset starts the path afresh with the generator of stream (seed, index).
@@ -90,6 +114,12 @@ func (p *path) reset(seed uint64, index int, initial []LeafDistribution) {
 	p.t = 0
 	for _, d := range initial {
 		d.Leaf.SetLocal(p.state, draw(p.rng, d.P))
+	}
+	if p.lt != nil {
+		for k, l := range p.lt.Leaves {
+			p.local[k] = int32(l.Local(p.state))
+			p.cur[k] = p.lt.Total[k][p.local[k]]
+		}
 	}
 }
 
@@ -126,6 +156,9 @@ func draw(rng *rand.Rand, p []float64) int {
 // taken, and moves. It returns the action fired and the sojourn time, or
 // ok false in a deadlocked state (the path does not move).
 func (p *path) step() (action int32, dt float64, ok bool, err error) {
+	if p.lt != nil {
+		return p.stepTables()
+	}
 	if err := p.ev.Enabled(p.state, &p.buf); err != nil {
 		return 0, 0, false, err
 	}
@@ -151,4 +184,66 @@ func (p *path) step() (action int32, dt float64, ok bool, err error) {
 	p.t += dt
 	p.events++
 	return action, dt, true, nil
+}
+
+// stepTables is step with leaf tables: the total rate is the constant
+// list's plus each leaf's current total; the draw picks the constant list
+// or a leaf by its total, then an entry of that leaf; only the leaf that
+// moves is updated.
+func (p *path) stepTables() (action int32, dt float64, ok bool, err error) {
+	lt := p.lt
+	total := p.constTotal
+	for _, r := range p.cur {
+		total += r
+	}
+	if !(total > 0) {
+		return 0, 0, false, nil
+	}
+	dt = p.rng.ExpFloat64() / total
+	u := p.rng.Float64() * total
+	p.t += dt
+	p.events++
+	if u < p.constTotal {
+		rates := lt.ConstRate
+		k := 0
+		for ; k < len(rates)-1; k++ {
+			u -= rates[k]
+			if u < 0 {
+				break
+			}
+		}
+		return lt.ConstAct[k], dt, true, nil
+	}
+	u -= p.constTotal
+	// The leaf: the first whose cumulative total exceeds u (the last with
+	// a positive total if rounding runs past the end).
+	leaf := -1
+	for k, r := range p.cur {
+		if r <= 0 {
+			continue
+		}
+		leaf = k
+		if u < r {
+			break
+		}
+		u -= r
+	}
+	if leaf < 0 { // no leaf can move: rounding put u past the constant list
+		return lt.ConstAct[len(lt.ConstAct)-1], dt, true, nil
+	}
+	s := p.local[leaf]
+	lo, hi := lt.Start[leaf][s], lt.Start[leaf][s+1]
+	rates := lt.Rate[leaf][lo:hi]
+	j := 0
+	for ; j < len(rates)-1; j++ {
+		u -= rates[j]
+		if u < 0 {
+			break
+		}
+	}
+	target := lt.Target[leaf][int(lo)+j]
+	p.local[leaf] = target
+	p.cur[leaf] = lt.Total[leaf][target]
+	lt.Leaves[leaf].SetLocal(p.state, int(target))
+	return lt.Act[leaf][int(lo)+j], dt, true, nil
 }

@@ -30,6 +30,9 @@ type Options struct {
 	Initial []LeafDistribution
 	// Progress, if set, is called after each block of replications.
 	Progress func(p Progress)
+	// general forces the general evaluation even where leaf tables apply
+	// (tests compare the two).
+	general bool
 }
 
 // Progress is the state of a run, for a progress line.
@@ -86,8 +89,12 @@ const blockSize = 512
 func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
 	start := time.Now()
 	paths := make([]*path, opt.Workers)
+	lt := leafTables(s)
+	if opt.general {
+		lt = nil
+	}
 	for w := range paths {
-		paths[w] = newPath(s)
+		paths[w] = newPath(s, lt)
 	}
 	results := make([]R, blockSize)
 	var st Stats

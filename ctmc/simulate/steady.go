@@ -123,8 +123,12 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 		warmup float64
 	}
 	streams := make([]*stream, opt.Replications)
+	lt := leafTables(s)
+	if opt.general {
+		lt = nil
+	}
 	for i := range streams {
-		st := &stream{p: newPath(s), prev: make([]uint64, s.Words)}
+		st := &stream{p: newPath(s, lt), prev: make([]uint64, s.Words)}
 		st.p.reset(opt.Seed, i, opt.Initial)
 		st.occ = make([][]float64, len(s.Leaves))
 		for li, l := range s.Leaves {

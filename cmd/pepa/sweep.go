@@ -271,7 +271,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 					for p := range rows {
 						y[p] = table[p][j]
 					}
-					series = append(series, sweep.Series{Name: cols[j], Y: y})
+					series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
 				}
 				return sweep.PlotLines(w, plotFormat, params[0].Name, params[0].Values, series, crossings)
 			}
@@ -286,7 +286,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 						g[a][b] = table[a*ny+b][j]
 					}
 				}
-				hn = append(hn, cols[j])
+				hn = append(hn, plotLabel(cols[j]))
 				z = append(z, g)
 			}
 			return sweep.PlotHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
@@ -450,4 +450,15 @@ func selectColumns(cols, subs []string, verb string) []int {
 		}
 	}
 	return out
+}
+
+// plotLabel shortens a column name for a legend: mappings[DIR/a.pepa].X
+// becomes "a.pepa X".
+func plotLabel(col string) string {
+	if rest, ok := strings.CutPrefix(col, "mappings["); ok {
+		if i := strings.Index(rest, "]."); i >= 0 {
+			return filepath.Base(rest[:i]) + " " + rest[i+2:]
+		}
+	}
+	return col
 }

@@ -28,7 +28,6 @@ func PlotLines(w io.Writer, format, xName string, xs []float64, series []Series,
 	p := plot.New()
 	p.X.Label.Text = xName
 	p.Y.Label.Text = "value"
-	p.Legend.Top = true
 	for k, s := range series {
 		var pts plotter.XYs
 		for i, x := range xs {

@@ -48,4 +48,14 @@
 // error at its iteration cap rather than return an unconverged vector. It
 // refuses deadlocked and reducible chains, naming the deadlocked state's
 // components or the closed classes and transient states.
+//
+// # Without a state space
+//
+// An Evaluator (one per goroutine: it owns the cooperation nodes' scratch
+// buffers) lists the transitions enabled in any packed state with the same
+// code and order as Derive, for simulation (package ctmc/simulate).
+// IndependentLeaves gives per-leaf transition tables for models whose
+// moving leaves share no cooperation action with each other (mapping
+// models): a state's transitions are then the union of its leaves' entries
+// and a constant list, computed by the same evaluation code.
 package ctmc

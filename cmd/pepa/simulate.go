@@ -104,7 +104,7 @@ speed (events/s) is reported on stderr.
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to estimate")
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS`: estimate the mapping's robustness figures (initial semantics)")
 	machines := fs.String("machines", "", "with --beta: comma-separated machine components (default: detected)")
-	warmup := fs.Float64("warmup", 0, "steady state: simulated `TIME` each stream runs before measuring (default: one batch, discarded)")
+	warmup := fs.Float64("warmup", 0, "steady state: simulated `TIME` each stream runs before measuring (default: one batch discarded, then the leading batches the MSER rule detects)")
 	batch := fs.Int64("batch-events", 20000, "steady state: jumps per batch")
 	maxBatches := fs.Int("max-batches", 50, "steady state: most batches per stream")
 	maxEvents := fs.Int64("max-events", 1e9, "most jumps of one replication (it is reported as censored)")
@@ -373,7 +373,7 @@ func writeSimSteady(w io.Writer, format string, sim simInfo, r *simulate.SteadyR
 			pops = append(pops, map[string]any{"component": p.Component, "state": p.State, "population": p.Value, "ci": ciJSON(p.Interval)})
 		}
 		return writeJSON(w, map[string]any{"model": sim.Model, "simulation": sim, "streams": r.Streams, "batches_per_stream": r.Batches,
-			"warmup": r.Warmup, "throughput": tps, "utilisation": pops})
+			"warmup": r.Warmup, "warmup_batches": r.WarmupBatches, "throughput": tps, "utilisation": pops})
 	case "csv":
 		fmt.Fprintln(w, "measure,component,name,value,lo,hi")
 		for _, t := range r.Throughputs {
@@ -385,7 +385,11 @@ func writeSimSteady(w io.Writer, format string, sim simInfo, r *simulate.SteadyR
 		return nil
 	}
 	sim.header(w)
-	fmt.Fprintf(w, "method:     batch means, %d streams x %d batches after a warm-up of up to %.4g time units\n\n", r.Streams, r.Batches, r.Warmup)
+	fmt.Fprintf(w, "method:     batch means, %d streams x %d batches after a warm-up of up to %.4g time units", r.Streams, r.Batches, r.Warmup)
+	if r.WarmupBatches > 0 {
+		fmt.Fprintf(w, " and %d more batches per stream (detected)", r.WarmupBatches)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "action\tthroughput")
 	for _, t := range r.Throughputs {

@@ -45,7 +45,10 @@ type SteadyResult struct {
 	Populations []PopulationEstimate // in the order of ctmc.Utilisations
 	Streams     int
 	Batches     int     // batches per stream
-	Warmup      float64 // simulated time discarded per stream (largest over streams)
+	Warmup      float64 // simulated time discarded per stream before the first batch (largest over streams)
+	// WarmupBatches is how many leading batches of every stream were also
+	// left out, as detected (MSER); 0 when the user set the warm-up.
+	WarmupBatches int
 	Stats
 }
 
@@ -58,7 +61,10 @@ type batch struct {
 
 // Steady estimates throughputs and populations by batch means over
 // Options.Replications independent streams (default 16), each with its own
-// warm-up. Batches are the same number of jumps, so their durations vary:
+// warm-up: the simulated time SteadySpec.Warmup, or else one discarded
+// batch and then as many leading rounds as the MSER rule detects (rounds
+// are recomputed each time, so the estimate never keeps a round the rule
+// has come to drop). Batches are the same number of jumps, so their durations vary:
 // the estimate is the ratio sum(Y)/sum(T) over every batch, and its
 // interval the ratio estimator's, sum((Y_b - theta T_b)^2)/(n-1) / mean(T)^2
 // over n batches, with Student t quantiles. The precision rule watches every
@@ -215,15 +221,39 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 	for _, st := range streams {
 		res.Warmup = math.Max(res.Warmup, st.warmup)
 	}
-	sumY := make([]float64, nMeasures)
-	sumY2 := make([]float64, nMeasures)
-	sumYT := make([]float64, nMeasures)
+	// Per round (one batch of every stream): the sums the ratio
+	// estimator needs, so that a detected warm-up can drop whole rounds.
+	type roundSums struct {
+		t, t2     float64
+		y, y2, yt []float64
+	}
+	var rounds []roundSums
 	seen := make([]bool, nAct)
-	var sumT, sumT2 float64
-	n := 0
 	batches := make([]batch, len(streams))
 	for i := range batches {
 		batches[i].y = make([]float64, nMeasures)
+	}
+	sumY := make([]float64, nMeasures)
+	sumY2 := make([]float64, nMeasures)
+	sumYT := make([]float64, nMeasures)
+	var sumT, sumT2 float64
+	n := 0
+	// total sums the rounds from the first kept one on.
+	total := func(from int) {
+		clear(sumY)
+		clear(sumY2)
+		clear(sumYT)
+		sumT, sumT2 = 0, 0
+		for _, r := range rounds[from:] {
+			sumT += r.t
+			sumT2 += r.t2
+			for m := range sumY {
+				sumY[m] += r.y[m]
+				sumY2[m] += r.y2[m]
+				sumYT[m] += r.yt[m]
+			}
+		}
+		n = (len(rounds) - from) * len(streams)
 	}
 	estimate := func(m int) Interval {
 		theta := sumY[m] / sumT
@@ -236,6 +266,79 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-opt.Confidence)/2)
 		return Interval{theta, theta - t*se, theta + t*se}
 	}
+	// detect is the number of leading rounds to drop: the median over the
+	// measures of their MSER truncation points (White 1997), each the
+	// d <= R/2 that minimises the variance of the mean of the rounds'
+	// estimates from d on, sum_{r >= d} (z_r - mean_d)^2 / (R - d)^2. The
+	// median, not the largest, and each point kept only where the dropped
+	// rounds clearly differ from the rest: the largest of many noisy
+	// truncation points drops rounds by chance and makes the intervals too
+	// narrow (measured: 39 of 372 exact values outside in TestSteadyCoverage
+	// with the largest, 33 with the ungated median, against 23 without
+	// detection), while a transient that shows in most measures still moves
+	// the median. With a warm-up set by the user nothing more is dropped.
+	z := make([]float64, 0, spec.MaxBatches)
+	var points []int
+	detect := func() int {
+		R := len(rounds)
+		if spec.Warmup > 0 || R < 4 {
+			return 0
+		}
+		points = points[:0]
+		for m := 0; m < nMeasures; m++ {
+			if m < nAct && !seen[m] {
+				continue
+			}
+			z = z[:0]
+			for _, r := range rounds {
+				z = append(z, r.y[m]/r.t)
+			}
+			// Suffix sums give every d's statistic in one pass.
+			s1, s2 := 0.0, 0.0
+			dm, bestStat := 0, math.Inf(1)
+			for d := R - 1; d >= 0; d-- {
+				s1 += z[d]
+				s2 += z[d] * z[d]
+				k := float64(R - d)
+				if d > R/2 {
+					continue
+				}
+				if stat := (s2 - s1*s1/k) / (k * k); stat <= bestStat {
+					dm, bestStat = d, stat
+				}
+			}
+			// Keep the truncation only when the dropped rounds differ
+			// clearly from the rest (4 standard errors of the difference,
+			// with the rest's spread): in a stationary run the rule's
+			// choice is noise, and dropping rounds chosen by the data
+			// narrows the intervals.
+			if dm > 0 {
+				head, rest := 0.0, 0.0
+				for _, x := range z[:dm] {
+					head += x
+				}
+				for _, x := range z[dm:] {
+					rest += x
+				}
+				head /= float64(dm)
+				rest /= float64(R - dm)
+				v := 0.0
+				for _, x := range z[dm:] {
+					v += (x - rest) * (x - rest)
+				}
+				v /= float64(max(R-dm-1, 1))
+				if math.Abs(head-rest) < 4*math.Sqrt(v*(1/float64(dm)+1/float64(R-dm))) {
+					dm = 0
+				}
+			}
+			points = append(points, dm)
+		}
+		if len(points) == 0 {
+			return 0
+		}
+		sort.Ints(points)
+		return points[(len(points)-1)/2]
+	}
 	for round := 1; ; round++ {
 		if err := forAll(func(i int) error {
 			clear(batches[i].y)
@@ -246,10 +349,10 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 			}
 			return nil, err
 		}
+		rs := roundSums{y: make([]float64, nMeasures), y2: make([]float64, nMeasures), yt: make([]float64, nMeasures)}
 		for _, b := range batches {
-			n++
-			sumT += b.dur
-			sumT2 += b.dur * b.dur
+			rs.t += b.dur
+			rs.t2 += b.dur * b.dur
 			for m, y := range b.y {
 				if y == 0 {
 					continue
@@ -257,12 +360,15 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 				if m < nAct {
 					seen[m] = true
 				}
-				sumY[m] += y
-				sumY2[m] += y * y
-				sumYT[m] += y * b.dur
+				rs.y[m] += y
+				rs.y2[m] += y * y
+				rs.yt[m] += y * b.dur
 			}
 		}
+		rounds = append(rounds, rs)
 		res.Batches = round
+		res.WarmupBatches = detect()
+		total(res.WarmupBatches)
 		hw, scale := 0.0, 0.0
 		for a := 0; a < nAct; a++ {
 			if seen[a] {

@@ -86,8 +86,8 @@ func runSimulate(ctx context.Context, e *env, args []string) int {
         each machine's P(F <= 30), mean and q99, and the mapping's robustness, with 95% intervals
   pepa simulate --target-action compute3 --times 0:40:10 --precision 0.01 testdata/cluster/uneven.pepa
         the passage-time CDF, run until every point's interval is within 0.01
-  pepa simulate --max-batches 20 --format csv testdata/pc-lan.pepa
-        steady-state throughputs and populations by batch means (16 streams x 20 batches)
+  pepa simulate --max-batches 10 --format csv testdata/pc-lan.pepa
+        steady-state throughputs and populations by batch means (16 streams x 10 batches)
 
 Without --beta, --target-action or --target: steady state. The output depends
 only on the model, the flags and --seed, never on the number of cores; the

@@ -110,3 +110,12 @@ func TestSimulateUsage(t *testing.T) {
 		t.Errorf("steady state of a deadlocking model: exit %d, %s", code, stderr)
 	}
 }
+
+func TestSimulateSweepHelp(t *testing.T) {
+	for _, verb := range []string{"simulate", "sweep"} {
+		code, out, _ := runPepa(t, "", verb, "--help")
+		if code != exitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "pepa "+verb) {
+			t.Errorf("pepa %s --help: exit %d\n%s", verb, code, out)
+		}
+	}
+}

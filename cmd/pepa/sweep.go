@@ -49,8 +49,8 @@ func runSweep(ctx context.Context, e *env, args []string) int {
         robustness of both mappings as application 3's ideal rate r3 varies, and where the ranking changes
   pepa sweep --vary 'r1=0.1,0.2,0.4' --vary 'r2=0.1:0.3:0.1' --format csv robustness --beta 30 testdata/cluster/paired.pepa
         every measure of robustness on a 3 x 3 grid, one CSV row per point
-  pepa sweep --vary 'r1=0.1:1:0.1' --plot r1.png steady testdata/cluster/uneven.pepa
-        throughputs as r1 varies, drawn one line per action
+  pepa sweep --vary 'r1=0.1:1:0.1' --columns 'compute1]' steady testdata/cluster/uneven.pepa
+        the throughput of compute1 as r1 varies (add --plot r1.png to draw it)
 
 RANGE is START:STOP:STEP or V1,V2,...; NAME a rate constant defined in every
 model (NAME = EXPRESSION;), whose definition is replaced by each value. The

@@ -16,6 +16,7 @@ import (
 	"pepa/ctmc"
 	"pepa/internal/testchain"
 	"pepa/internal/testmodels"
+	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -230,11 +231,25 @@ func TestRobustnessCoverage(t *testing.T) {
 	}
 	srcs["gen-8-3"] = testmodels.Mapping(8, 3, 1)
 	srcs["coupled-8-4"] = coupledMapping(8, 4)
+	// Owners with //pepa:initial distributions: the start is drawn.
+	srcs["desktops"] = readFile(t, "../../testdata/owners/desktops.pepa")
 	probs, others := coverage{level: 0.95}, coverage{level: 0.95}
 	for name, src := range srcs {
 		c := testchain.Chain(t, src)
 		beta := 30.0
-		exact, err := models.Analyze(context.Background(), c, models.Options{Beta: beta})
+		f, diags := lang.Parse(name, []byte(src))
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		pragmas, err := models.ReadPragmas(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		initial, err := InitialFromNames(c.S, pragmas.Initial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := models.Analyze(context.Background(), c, models.Options{Beta: beta, Pragmas: pragmas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,7 +265,7 @@ func TestRobustnessCoverage(t *testing.T) {
 		for seed := uint64(0); seed < 30; seed++ {
 			// Odd seeds take the general evaluation, even ones the leaf
 			// tables (every model here has them).
-			res, err := Robustness(context.Background(), c.S, spec, Options{Seed: seed, Replications: 1500, general: seed%2 == 1})
+			res, err := Robustness(context.Background(), c.S, spec, Options{Seed: seed, Replications: 1500, general: seed%2 == 1, Initial: initial})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,4 +103,14 @@
 // by up to 1.2e-12 on a nearly decomposable chain, and on extremely stiff
 // birth-death chains (probabilities spanning 1e-18) the iterative method
 // refuses about one chain in six rather than reach the tolerance.
+//
+// # Without a state space
+//
+// An Evaluator (one per goroutine: it owns the cooperation nodes' scratch
+// buffers) lists the transitions enabled in any packed state with the same
+// code and order as Derive, for simulation (package ctmc/simulate).
+// IndependentLeaves gives per-leaf transition tables for models whose
+// moving leaves share no cooperation action with each other (mapping
+// models): a state's transitions are then the union of its leaves' entries
+// and a constant list, computed by the same evaluation code.
 package ctmc

@@ -32,6 +32,8 @@ var verbs = map[string]verb{
 	"steady":     {"steady state: throughput per action, utilisation per local state", runSteady},
 	"passage":    {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
 	"robustness": {"per-machine finishing times and mapping robustness; several files are ranked", runRobustness},
+	"simulate":   {"estimate passages, robustness or steady state by simulation, with confidence intervals", runSimulate},
+	"sweep":      {"vary rate constants over a grid and collect any verb's measures, with crossing points", runSweep},
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 }

@@ -34,11 +34,17 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	sensitivity := fs.Bool("sensitivity", false, "add per machine the derivative of P(F <= beta) with respect to each rate, and its robustness radius (independent machines, initial semantics)")
 	level := fs.Float64("level", 0.9, "with --sensitivity: the probability level of the robustness radius")
 	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
+	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a model whose chain does not fit --max-states")
+	var sf simFlags
+	sf.register(fs, "with --simulate: ")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
 	}
 	if code := o.validate(e, "robustness"); code >= 0 {
+		return code
+	}
+	if code := sf.validate(e, "robustness"); code >= 0 {
 		return code
 	}
 	switch {
@@ -111,12 +117,13 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 				fmt.Fprintf(e.stderr, "%s: error: --sensitivity needs independent machines: %s\n", displayName(name), why)
 				return exitInvalid
 			}
-			c, code := deriveStructure(ctx, e, "robustness", name, s, &o)
+			c, simulated, code := deriveOrSimulate(ctx, e, name, s, &o, mopt, *simulateBig, &sf)
 			if code >= 0 {
 				return code
 			}
-			r, err = models.Analyze(ctx, c, mopt)
-			if err == nil {
+			if simulated != nil {
+				r = simulated
+			} else if r, err = models.Analyze(ctx, c, mopt); err == nil {
 				r.Why = why
 			}
 		}
@@ -253,7 +260,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 }
 
 func textResult(w io.Writer, r *models.Ranked) error {
-	if r.Solved == "decomposed" {
+	if r.Solved == "simulated" {
+		fmt.Fprintf(w, "model:      %s (product of local state counts %.6g; %s)\n", r.Model, r.ProductStates, r.Why)
+	} else if r.Solved == "decomposed" {
 		fmt.Fprintf(w, "model:      %s (product chain %.6g states; solved decomposed: %s, %d states in all)\n", r.Model, r.ProductStates, r.Why, r.States)
 	} else {
 		fmt.Fprintf(w, "model:      %s (%d states, solved flat: %s)\n", r.Model, r.States, r.Why)

@@ -68,9 +68,12 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 	tol := fs.Float64("crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, e.stdout)
 			return exitOK
 		}
-		return usageError(e, "sweep", "%v", err)
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		printUsage(fs, e.stderr)
+		return exitUsage
 	}
 	rest := fs.Args()
 	switch {

@@ -50,7 +50,7 @@ func (c *Chain) ExitRate(i int) float64 {
 // DistinctTransitions counts the distinct (source, target, action) triples.
 func (c *Chain) DistinctTransitions() int {
 	n := 0
-	for i, ts := range c.Trans {
+	for _, ts := range c.Trans {
 		seen := map[string]bool{}
 		for _, t := range ts {
 			k := strconv.Itoa(t.To) + " " + t.Action
@@ -59,7 +59,6 @@ func (c *Chain) DistinctTransitions() int {
 				n++
 			}
 		}
-		_ = i
 	}
 	return n
 }

@@ -45,14 +45,13 @@ type move struct {
 
 // node is a node of the expanded system tree.
 type node struct {
-	kind       nodeKind
-	leaf       int // leafNode: index of the leaf
-	lo, hi     int // the leaves under this node are lo..hi-1
-	left, kid  *node
-	right      *node
-	set        map[string]bool // coop: shared actions; hide: hidden ones
-	leafName   string          // leafNode: a display name
-	initialDer int             // leafNode: initial derivative id
+	kind        nodeKind
+	left, right *node           // coopNode: the operands
+	kid         *node           // hideNode: the operand
+	set         map[string]bool // coopNode: shared actions; hideNode: hidden ones
+	leaf        int             // leafNode: index of the leaf
+	leafName    string          // leafNode: the initial term, for display
+	initialDer  int             // leafNode: initial derivative id
 }
 
 type nodeKind int
@@ -190,7 +189,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 				set[id.Name] = true
 			}
 		}
-		return &node{kind: coopNode, left: l, right: r, set: set, lo: l.lo, hi: r.hi}, nil
+		return &node{kind: coopNode, left: l, right: r, set: set}, nil
 	case *lang.Hide:
 		k, err := in.build(p.X)
 		if err != nil {
@@ -200,7 +199,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 		for _, id := range p.Actions {
 			set[id.Name] = true
 		}
-		return &node{kind: hideNode, kid: k, set: set, lo: k.lo, hi: k.hi}, nil
+		return &node{kind: hideNode, kid: k, set: set}, nil
 	case *lang.Array:
 		n := in.m.ArraySize(p)
 		if n < 1 {
@@ -219,7 +218,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 			if acc == nil {
 				acc = c
 			} else {
-				acc = &node{kind: coopNode, left: acc, right: c, set: set, lo: acc.lo, hi: c.hi}
+				acc = &node{kind: coopNode, left: acc, right: c, set: set}
 			}
 		}
 		return acc, nil
@@ -235,7 +234,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown process term %T", ErrInvalid, p)
 	}
-	leaf := &node{kind: leafNode, leaf: len(in.leaves), lo: len(in.leaves), hi: len(in.leaves) + 1,
+	leaf := &node{kind: leafNode, leaf: len(in.leaves),
 		leafName: lang.ProcessString(p), initialDer: in.derivID(p)}
 	in.leaves = append(in.leaves, leaf)
 	return leaf, nil

@@ -39,7 +39,7 @@ type iluSolver struct {
 	scaled             bool
 	start              []float64 // initial iterate, x_f = 1
 	// work vectors, reused by every solve
-	r, rhat, p, v, s, t, phat, shat, b, tmp, tmp2, tmp3 []float64
+	r, rhat, p, v, s, t, phat, shat, b, tmp, tmp2 []float64
 }
 
 // iluParallelStates is the size above which matrix-vector products are
@@ -118,7 +118,7 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 	if err := s.factor(ctx); err != nil {
 		return nil, err
 	}
-	for _, w := range []*[]float64{&s.r, &s.rhat, &s.p, &s.v, &s.s, &s.t, &s.phat, &s.shat, &s.b, &s.tmp, &s.tmp2, &s.tmp3} {
+	for _, w := range []*[]float64{&s.r, &s.rhat, &s.p, &s.v, &s.s, &s.t, &s.phat, &s.shat, &s.b, &s.tmp, &s.tmp2} {
 		*w = make([]float64, n)
 	}
 	return s, nil
@@ -290,23 +290,24 @@ func (s *iluSolver) scaleFactors() {
 	}
 }
 
-// luSolve sets z = (U_B^T)^-1 ... no: M = (L_B U_B)^T = U_B^T L_B^T, so
-// z = (L_B^T)^-1 (U_B^T)^-1 y, both by scattering along B's rows.
+// luSolve sets z = M^-1 y with factors lu: M = (L_B U_B)^T = U_B^T L_B^T,
+// so z = (L_B^T)^-1 (U_B^T)^-1 y, both by scattering along B's rows, in
+// place in z (y may be z).
 func (s *iluSolver) luSolve(lu, y, z []float64) {
 	col, ptr, diag := s.bcol, s.bptr, s.bdiag
-	w := s.tmp3
-	copy(w, y)
+	if len(z) > 0 && &z[0] != &y[0] {
+		copy(z, y)
+	}
 	for i := 0; i < s.n; i++ {
-		wi := w[i] / lu[diag[i]]
-		w[i] = wi
-		if wi == 0 {
+		zi := z[i] / lu[diag[i]]
+		z[i] = zi
+		if zi == 0 {
 			continue
 		}
 		for k := diag[i] + 1; k < ptr[i+1]; k++ {
-			w[col[k]] -= lu[k] * wi
+			z[col[k]] -= lu[k] * zi
 		}
 	}
-	copy(z, w)
 	for i := s.n - 1; i >= 0; i-- {
 		zi := z[i]
 		if zi == 0 {

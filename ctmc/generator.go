@@ -49,6 +49,11 @@ func newGenerator(c *Chain, class []int32) (*generator, error) {
 	g := &generator{n: n, class: class, exit: make([]float64, n)}
 	g.in.ptr = make([]int64, n+1)
 	g.outPtr = make([]int64, n+1)
+	ntrans := int64(0)
+	for _, i := range class {
+		ntrans += c.RowPtr[i+1] - c.RowPtr[i]
+	}
+	g.outRate = make([]float64, 0, ntrans)
 	for k, i := range class {
 		var sum, comp float64
 		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {

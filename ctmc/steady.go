@@ -294,7 +294,13 @@ func closedClass(c *Chain) ([]int32, int, error) {
 	if nclosed > 1 {
 		return nil, 0, notIrreducible(c, comp, closed)
 	}
-	var class []int32
+	size := 0
+	for i := 0; i < c.N; i++ {
+		if comp[i] == the {
+			size++
+		}
+	}
+	class := make([]int32, 0, size)
 	for i := 0; i < c.N; i++ {
 		if comp[i] == the {
 			class = append(class, int32(i))

@@ -284,7 +284,7 @@ func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float
 	}
 	for _, v := range d {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, 0, false, fmt.Errorf("%w: the correction solve overflows (%v)", errNoProgress, err)
+			return 0, 0, false, fmt.Errorf("%w: the error check over- or underflows (the steady-state probabilities span more than float64 holds, about 1e-308 to 1e308)", errNoProgress)
 		}
 	}
 	var S, Sc, D float64

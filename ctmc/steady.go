@@ -232,6 +232,9 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		}
 		steps = 1
 	}
+	if m := maxOf(est); !(m <= math.MaxFloat64) {
+		return nil, fmt.Errorf("%w: some throughput is 0 in float64 although its action is enabled in the closed class (the steady-state probabilities span more than float64 holds)", errNoProgress)
+	}
 	iters := s.iterations()
 	for _, s2 := range check {
 		iters += s2.iterations()

@@ -390,3 +390,34 @@ func TestOneStateClass(t *testing.T) {
 		t.Errorf("throughput %g, want 0.25", got)
 	}
 }
+
+// TestExtremeRates: rates from 1e-300 to 1e300 get an answer or an error,
+// never a panic or a NaN.
+func TestExtremeRates(t *testing.T) {
+	for _, src := range []string{
+		"P = (a, 1e300).Q; Q = (b, 1e-300).P; P",
+		"P = (a, 1e300).Q + (c, 1e300).Q; Q = (b, 1e300).P + (d, 1e-300).Q2; Q2 = (e, 1.0).P; P",
+		"P = (a, 1e-300).Q; Q = (b, 1e-300).P + (c, 1e-310).P; P",
+	} {
+		c := derive(t, src, DefaultOptions)
+		for _, method := range []string{MethodDirect, MethodIterative} {
+			res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+			if err != nil {
+				continue
+			}
+			for _, p := range res.Pi {
+				if math.IsNaN(p) || p < 0 {
+					t.Errorf("%s on %q: pi %v", method, src, res.Pi)
+				}
+			}
+			if math.IsNaN(res.MaxThroughputError) {
+				t.Errorf("%s on %q: NaN error estimate", method, src)
+			}
+		}
+	}
+	// Forcing the direct method on a class too large for it is an error.
+	c := derive(t, "P = (a, 1.0).P2; P2 = (b, 1.0).P; P", DefaultOptions)
+	if _, err := Steady(context.Background(), c, SteadyOptions{Method: "lu"}); err == nil {
+		t.Error("unknown method accepted")
+	}
+}

@@ -66,9 +66,14 @@
 // with error-free products and compensated sums so that it is exact in
 // every state, floored by the state's own relative imbalance. It is an a
 // posteriori estimate, not a rigorous bound. Measured against 256-bit
-// reference solves (steady_accuracy_test.go): for GTH it never understated
-// the error by more than 1e-13; for the iterative method it has understated
-// by up to 1.2e-12 on a nearly decomposable chain, and on extremely stiff
-// birth-death chains (probabilities spanning 1e-18) the iterative method
-// refuses about one chain in six rather than reach the tolerance.
+// reference solves (steady_accuracy_test.go, 1,000 stiff birth-death chains
+// and 1,000 random stiff chains, rates 1e-4 to 1e5): every throughput was
+// within 10 x its estimate + 1e-13 of the reference, for both methods. GTH
+// solved every chain; the iterative method refused (with an error) 172 of
+// the birth-death chains, whose probabilities span up to 1e-18, and 2 of
+// the random ones, rather than reach the tolerance.
+//
+// Parallel transitions (several actions or derivations between the same
+// two states) are kept apart in the generator: merging them rounds their
+// sum, and the residual would then show an imbalance no vector removes.
 package ctmc

@@ -9,8 +9,9 @@ import (
 
 // generator is the generator matrix of one closed class, renumbered
 // 0..n-1 in state order, stored by columns: for local state j, in.ptr[j]..
-// in.ptr[j+1] list the states i != j with a transition to j (ascending, one
-// entry per source, rates of all actions summed) and the rates q_ij. exit
+// in.ptr[j+1] list the transitions into j from states i != j (sources
+// ascending; parallel transitions from one source are separate entries,
+// next to each other) and their rates. exit
 // holds q_j = sum_{k != j} q_jk. Self-loops are left out: they do not move
 // the chain. reward lists, per local state, the chain's transitions (self-
 // loops included, they fire) for throughputs.
@@ -96,26 +97,21 @@ func newGenerator(c *Chain, class []int32) (*generator, error) {
 			fill[j]++
 		}
 	}
-	// Sources arrive in ascending order; merge duplicates (several actions
-	// or several derivations to the same target) in place.
-	out := int64(0)
-	start := int64(0)
-	for j := 0; j < n; j++ {
-		end := g.in.ptr[j+1]
-		rowStart := out
-		for t := start; t < end; t++ {
-			if out > rowStart && src[out-1] == src[t] {
-				rate[out-1] += rate[t]
-				continue
-			}
-			src[out], rate[out] = src[t], rate[t]
-			out++
-		}
-		start = end
-		g.in.ptr[j+1] = out
-	}
-	g.in.src, g.in.rate = src[:out], rate[:out]
+	// Sources arrive in ascending order. Parallel transitions (several
+	// actions, or several derivations, to the same target) are kept apart:
+	// merging them would round a+b, and the residual, whose outflows are
+	// the unmerged rates, would then see an imbalance that no vector
+	// removes (measured: 7e-15 at a probable state, 1.2e-12 in the
+	// throughputs of a nearly decomposable chain). The ILU matrices merge
+	// them for themselves.
+	g.in.src, g.in.rate = src, rate
 	return g, nil
+}
+
+// parallel says whether incoming entry k of state j repeats the source of entry k-1
+// (a parallel transition), for the matrices that merge them.
+func (g *generator) parallel(j int, k int64) bool {
+	return k > g.in.ptr[j] && g.in.src[k-1] == g.in.src[k]
 }
 
 // residual sets r = p Q with every product split exactly (FMA) and every

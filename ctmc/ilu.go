@@ -81,7 +81,7 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 		cnt := int64(1)
 		if j != s.fixed {
 			for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
-				if g.in.src[k] != f {
+				if g.in.src[k] != f && !g.parallel(j, k) {
 					cnt++
 				}
 			}
@@ -101,6 +101,10 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
 			i := g.in.src[k]
 			if i == f {
+				continue
+			}
+			if g.parallel(j, k) {
+				s.val[o-1] -= g.in.rate[k]
 				continue
 			}
 			if !placed && int(i) > j {
@@ -147,7 +151,7 @@ func (s *iluSolver) factor(ctx context.Context) error {
 			continue
 		}
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
-			if i := g.in.src[k]; i != f {
+			if i := g.in.src[k]; i != f && !g.parallel(j, k) {
 				bptr[i+1]++
 			}
 		}
@@ -178,6 +182,10 @@ func (s *iluSolver) factor(ctx context.Context) error {
 			}
 			if j == s.fixed {
 				leak[i] += g.in.rate[k]
+				continue
+			}
+			if g.parallel(j, k) {
+				lu[fill[i]-1] -= g.in.rate[k]
 				continue
 			}
 			if int(i) < j {

@@ -71,8 +71,8 @@ type SteadyResult struct {
 	// where a is enabled. This is a first-order a posteriori estimate,
 	// not a rigorous bound: it is as good as the correction solve
 	// (direct: the same GTH reduction; iterative: BiCGSTAB on the scaled
-	// system to 1e-10). See the package documentation for how it
-	// compared with exact answers. Actions enabled only in transient
+	// system to 1e-10). The package documentation says how it compared
+	// with exact answers. Actions enabled only in transient
 	// states are absent (their throughput is 0 exactly).
 	ThroughputError map[string]float64
 	// MaxThroughputError is the largest entry of ThroughputError.

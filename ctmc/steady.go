@@ -42,7 +42,9 @@ type SteadyOptions struct {
 	// accepted and ignored, so that callers that set it keep compiling.
 	Omega float64
 	// Method forces a method (MethodDirect or MethodIterative); empty
-	// chooses by size.
+	// chooses by size, and falls back to the direct method when the
+	// iterative one cannot reach the tolerance on a class of at most
+	// 16,000 states.
 	Method string
 	// DirectLimit is the largest closed class solved directly under
 	// MethodAuto; 0 means DefaultDirectLimit.
@@ -208,6 +210,19 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	// nothing the imbalance floor does not, at twice the cost.
 	var check []steadySolver
 	est, steps, err := refine(ctx, c, g, s, check, p, opt.Tolerance, method == MethodIterative)
+	if err != nil && opt.Method == MethodAuto && method == MethodIterative && errors.Is(err, errNoProgress) && g.n <= maxDirectStates {
+		// The iterative method cannot vouch for its answer (extremely
+		// stiff chains); the direct one is slower but accurate on any
+		// chain, and the class fits in memory for it.
+		method = MethodDirect
+		if s, err = newGTH(ctx, g, nil); err != nil {
+			return nil, err
+		}
+		if p, err = s.initial(ctx); err != nil {
+			return nil, err
+		}
+		est, steps, err = refine(ctx, c, g, s, nil, p, opt.Tolerance, false)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -192,8 +192,20 @@ func TestBirthDeathStiff(t *testing.T) {
 			}
 		}
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
-			if checkThroughputs(t, c, want, 1e-8) {
-				refused++
+			if !checkThroughputs(t, c, want, 1e-8) {
+				return
+			}
+			refused++
+			// Chosen automatically, the iterative method hands such a
+			// chain to the direct one.
+			res, err := Steady(context.Background(), c, SteadyOptions{DirectLimit: 2})
+			if err != nil || res.Method != MethodDirect {
+				t.Fatalf("auto after a refusal: %v", err)
+			}
+			for _, tp := range Throughputs(c, res.Pi) {
+				if w := want[tp.Action]; math.Abs(tp.Value-w) > 1e-8*w {
+					t.Errorf("auto: throughput(%s) = %g, want %g", tp.Action, tp.Value, w)
+				}
 			}
 		})
 	}

@@ -175,13 +175,10 @@ const unitRoundoff = 0x1p-53
 // the exact residual r = p Q, solves for the correction d, and estimates
 // from d the error of every throughput relative to itself. With apply
 // false it returns that estimate for p as it is. Otherwise, while some
-// estimate exceeds tol, it applies the correction and repeats; before it
-// accepts, every further solver in check must agree (each is blind to
-// something different: the iterative solver to the balance of the state
-// whose unknown it fixes). On acceptance it normalises p in place and
-// returns the estimates by action name. It fails when the estimates stop
-// shrinking above tol.
-func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, check []steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
+// estimate exceeds tol, it applies the correction and repeats. On
+// acceptance it normalises p in place and returns the estimates by action
+// name. It fails when the estimates stop shrinking above tol.
+func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
 	e := newEstimator(c, g)
 	prev := math.Inf(1)
 	slow := 0
@@ -194,22 +191,6 @@ func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, check [
 		worst, worstA, trusted, err := e.run(ctx, s, p)
 		if err != nil {
 			return nil, step, err
-		}
-		if worst <= tol && trusted {
-			for _, s2 := range check {
-				prevEst := append([]float64(nil), e.est...)
-				w2, a2, t2, err := e.run(ctx, s2, p)
-				if err != nil {
-					return nil, step, err
-				}
-				if !(w2 <= tol && t2) {
-					worst, worstA, trusted = w2, a2, t2
-					break
-				}
-				for a := range e.est {
-					e.est[a] = math.Max(e.est[a], prevEst[a])
-				}
-			}
 		}
 		if worst <= tol && trusted || !apply {
 			for i := range p {

@@ -47,11 +47,6 @@ type iluSolver struct {
 const iluParallelStates = 100000
 
 func newILUSolver(ctx context.Context, g *generator, maxIter int) (*iluSolver, error) {
-	return newILUSolverFixing(ctx, g, maxIter, -1)
-}
-
-// newILUSolverFixing is newILUSolver with state avoid never the fixed one.
-func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (*iluSolver, error) {
 	n := g.n
 	s := &iluSolver{n: n, g: g, maxIter: maxIter, parallel: n >= iluParallelStates}
 	// The state whose unknown is fixed to 1 is the most probable one by a
@@ -64,11 +59,8 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 		s.start[i] = 1 / float64(n)
 	}
 	s.sweeps(s.start, 4)
-	if avoid == 0 {
-		s.fixed = 1
-	}
 	for i, v := range s.start {
-		if v > s.start[s.fixed] && i != avoid {
+		if v > s.start[s.fixed] {
 			s.fixed = i
 		}
 	}

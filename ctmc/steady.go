@@ -205,11 +205,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	// estimates its error (the GTH correction solves subtract, and on
 	// stiff chains applying them can do harm). The iterative solver's
 	// vector is refined until the estimate meets the tolerance.
-	// refine can check with further solvers before it accepts; a second
-	// ILU factorisation with another state fixed was tried and caught
-	// nothing the imbalance floor does not, at twice the cost.
-	var check []steadySolver
-	est, steps, err := refine(ctx, c, g, s, check, p, opt.Tolerance, method == MethodIterative)
+	est, steps, err := refine(ctx, c, g, s, p, opt.Tolerance, method == MethodIterative)
 	if err != nil && opt.Method == MethodAuto && method == MethodIterative && errors.Is(err, errNoProgress) && g.n <= maxDirectStates {
 		// The iterative method cannot vouch for its answer (extremely
 		// stiff chains); the direct one is slower but accurate on any
@@ -221,7 +217,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		if p, err = s.initial(ctx); err != nil {
 			return nil, err
 		}
-		est, steps, err = refine(ctx, c, g, s, nil, p, opt.Tolerance, false)
+		est, steps, err = refine(ctx, c, g, s, p, opt.Tolerance, false)
 	}
 	if err != nil {
 		return nil, err
@@ -238,7 +234,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		if err != nil {
 			return nil, err
 		}
-		est2, _, err := refine(ctx, c, g, s2, nil, p2, opt.Tolerance, false)
+		est2, _, err := refine(ctx, c, g, s2, p2, opt.Tolerance, false)
 		if err != nil {
 			return nil, err
 		}
@@ -251,9 +247,6 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		return nil, fmt.Errorf("%w: some throughput is 0 in float64 although its action is enabled in the closed class (the steady-state probabilities span more than float64 holds)", errNoProgress)
 	}
 	iters := s.iterations()
-	for _, s2 := range check {
-		iters += s2.iterations()
-	}
 	res := &SteadyResult{Method: method, Iterations: iters + steps, ClosedStates: g.n, Transient: ntransient}
 	res.Pi = make([]float64, c.N)
 	for k, i := range class {

@@ -90,7 +90,9 @@
 //     on the exact residual with corrections solved in a scaled system
 //     (unknowns relative to the current probabilities, balances relative
 //     to each state's outflow), until the estimated error of every
-//     throughput meets the tolerance, or an error says it cannot.
+//     throughput meets the tolerance, or an error says it cannot. Chosen
+//     automatically, a class of up to 16,000 states that it cannot vouch
+//     for is then solved by GTH instead.
 //
 // Either way the result carries, per action, an estimated error of its
 // throughput relative to itself (SteadyResult.ThroughputError): the first-
@@ -98,11 +100,16 @@
 // with error-free products and compensated sums so that it is exact in
 // every state, floored by the state's own relative imbalance. It is an a
 // posteriori estimate, not a rigorous bound. Measured against 256-bit
-// reference solves (steady_accuracy_test.go): for GTH it never understated
-// the error by more than 1e-13; for the iterative method it has understated
-// by up to 1.2e-12 on a nearly decomposable chain, and on extremely stiff
-// birth-death chains (probabilities spanning 1e-18) the iterative method
-// refuses about one chain in six rather than reach the tolerance.
+// reference solves (steady_accuracy_test.go, 1,000 stiff birth-death chains
+// and 1,000 random stiff chains, rates 1e-4 to 1e5): every throughput was
+// within 10 x its estimate + 1e-13 of the reference, for both methods. GTH
+// solved every chain; the iterative method refused (with an error) 172 of
+// the birth-death chains, whose probabilities span up to 1e-18, and 2 of
+// the random ones, rather than reach the tolerance.
+//
+// Parallel transitions (several actions or derivations between the same
+// two states) are kept apart in the generator: merging them rounds their
+// sum, and the residual would then show an imbalance no vector removes.
 //
 // # Without a state space
 //

@@ -35,6 +35,9 @@ type gth struct {
 	work []float64
 }
 
+// maxDirectStates bounds the dense matrix at 2 GB.
+const maxDirectStates = 16000
+
 // gthParallelRows is the number of rows below which one elimination step is
 // not split between goroutines (the split costs a few microseconds).
 const gthParallelRows = 256
@@ -43,6 +46,9 @@ func newGTH(ctx context.Context, g *generator, perm []int32) (*gth, error) {
 	n := g.n
 	if n > 0 && n > math.MaxInt/8/n {
 		return nil, fmt.Errorf("chain of %d states is too large for the direct method", n)
+	}
+	if n > maxDirectStates {
+		return nil, fmt.Errorf("a closed class of %d states is too large for the direct method (dense, %.1f GB; at most %d states): use the iterative method", n, 8*float64(n)*float64(n)/1e9, maxDirectStates)
 	}
 	s := &gth{n: n, a: make([]float64, n*n), perm: perm, work: make([]float64, n)}
 	a := s.a

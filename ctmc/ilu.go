@@ -39,7 +39,7 @@ type iluSolver struct {
 	scaled             bool
 	start              []float64 // initial iterate, x_f = 1
 	// work vectors, reused by every solve
-	r, rhat, p, v, s, t, phat, shat, b, tmp, tmp2, tmp3 []float64
+	r, rhat, p, v, s, t, phat, shat, b, tmp, tmp2 []float64
 }
 
 // iluParallelStates is the size above which matrix-vector products are
@@ -47,11 +47,6 @@ type iluSolver struct {
 const iluParallelStates = 100000
 
 func newILUSolver(ctx context.Context, g *generator, maxIter int) (*iluSolver, error) {
-	return newILUSolverFixing(ctx, g, maxIter, -1)
-}
-
-// newILUSolverFixing is newILUSolver with state avoid never the fixed one.
-func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (*iluSolver, error) {
 	n := g.n
 	s := &iluSolver{n: n, g: g, maxIter: maxIter, parallel: n >= iluParallelStates}
 	// The state whose unknown is fixed to 1 is the most probable one by a
@@ -64,11 +59,8 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 		s.start[i] = 1 / float64(n)
 	}
 	s.sweeps(s.start, 4)
-	if avoid == 0 {
-		s.fixed = 1
-	}
 	for i, v := range s.start {
-		if v > s.start[s.fixed] && i != avoid {
+		if v > s.start[s.fixed] {
 			s.fixed = i
 		}
 	}
@@ -81,7 +73,7 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 		cnt := int64(1)
 		if j != s.fixed {
 			for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
-				if g.in.src[k] != f {
+				if g.in.src[k] != f && !g.parallel(j, k) {
 					cnt++
 				}
 			}
@@ -103,6 +95,10 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 			if i == f {
 				continue
 			}
+			if g.parallel(j, k) {
+				s.val[o-1] -= g.in.rate[k]
+				continue
+			}
 			if !placed && int(i) > j {
 				s.col[o], s.val[o] = int32(j), g.exit[j]
 				o++
@@ -118,7 +114,7 @@ func newILUSolverFixing(ctx context.Context, g *generator, maxIter, avoid int) (
 	if err := s.factor(ctx); err != nil {
 		return nil, err
 	}
-	for _, w := range []*[]float64{&s.r, &s.rhat, &s.p, &s.v, &s.s, &s.t, &s.phat, &s.shat, &s.b, &s.tmp, &s.tmp2, &s.tmp3} {
+	for _, w := range []*[]float64{&s.r, &s.rhat, &s.p, &s.v, &s.s, &s.t, &s.phat, &s.shat, &s.b, &s.tmp, &s.tmp2} {
 		*w = make([]float64, n)
 	}
 	return s, nil
@@ -147,7 +143,7 @@ func (s *iluSolver) factor(ctx context.Context) error {
 			continue
 		}
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
-			if i := g.in.src[k]; i != f {
+			if i := g.in.src[k]; i != f && !g.parallel(j, k) {
 				bptr[i+1]++
 			}
 		}
@@ -178,6 +174,10 @@ func (s *iluSolver) factor(ctx context.Context) error {
 			}
 			if j == s.fixed {
 				leak[i] += g.in.rate[k]
+				continue
+			}
+			if g.parallel(j, k) {
+				lu[fill[i]-1] -= g.in.rate[k]
 				continue
 			}
 			if int(i) < j {
@@ -290,23 +290,24 @@ func (s *iluSolver) scaleFactors() {
 	}
 }
 
-// luSolve sets z = (U_B^T)^-1 ... no: M = (L_B U_B)^T = U_B^T L_B^T, so
-// z = (L_B^T)^-1 (U_B^T)^-1 y, both by scattering along B's rows.
+// luSolve sets z = M^-1 y with factors lu: M = (L_B U_B)^T = U_B^T L_B^T,
+// so z = (L_B^T)^-1 (U_B^T)^-1 y, both by scattering along B's rows, in
+// place in z (y may be z).
 func (s *iluSolver) luSolve(lu, y, z []float64) {
 	col, ptr, diag := s.bcol, s.bptr, s.bdiag
-	w := s.tmp3
-	copy(w, y)
+	if len(z) > 0 && &z[0] != &y[0] {
+		copy(z, y)
+	}
 	for i := 0; i < s.n; i++ {
-		wi := w[i] / lu[diag[i]]
-		w[i] = wi
-		if wi == 0 {
+		zi := z[i] / lu[diag[i]]
+		z[i] = zi
+		if zi == 0 {
 			continue
 		}
 		for k := diag[i] + 1; k < ptr[i+1]; k++ {
-			w[col[k]] -= lu[k] * wi
+			z[col[k]] -= lu[k] * zi
 		}
 	}
-	copy(z, w)
 	for i := s.n - 1; i >= 0; i-- {
 		zi := z[i]
 		if zi == 0 {

@@ -42,7 +42,9 @@ type SteadyOptions struct {
 	// accepted and ignored, so that callers that set it keep compiling.
 	Omega float64
 	// Method forces a method (MethodDirect or MethodIterative); empty
-	// chooses by size.
+	// chooses by size, and falls back to the direct method when the
+	// iterative one cannot reach the tolerance on a class of at most
+	// 16,000 states.
 	Method string
 	// DirectLimit is the largest closed class solved directly under
 	// MethodAuto; 0 means DefaultDirectLimit.
@@ -71,8 +73,8 @@ type SteadyResult struct {
 	// where a is enabled. This is a first-order a posteriori estimate,
 	// not a rigorous bound: it is as good as the correction solve
 	// (direct: the same GTH reduction; iterative: BiCGSTAB on the scaled
-	// system to 1e-10). See the package documentation for how it
-	// compared with exact answers. Actions enabled only in transient
+	// system to 1e-10). The package documentation says how it compared
+	// with exact answers. Actions enabled only in transient
 	// states are absent (their throughput is 0 exactly).
 	ThroughputError map[string]float64
 	// MaxThroughputError is the largest entry of ThroughputError.
@@ -203,11 +205,20 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	// estimates its error (the GTH correction solves subtract, and on
 	// stiff chains applying them can do harm). The iterative solver's
 	// vector is refined until the estimate meets the tolerance.
-	// refine can check with further solvers before it accepts; a second
-	// ILU factorisation with another state fixed was tried and caught
-	// nothing the imbalance floor does not, at twice the cost.
-	var check []steadySolver
-	est, steps, err := refine(ctx, c, g, s, check, p, opt.Tolerance, method == MethodIterative)
+	est, steps, err := refine(ctx, c, g, s, p, opt.Tolerance, method == MethodIterative)
+	if err != nil && opt.Method == MethodAuto && method == MethodIterative && errors.Is(err, errNoProgress) && g.n <= maxDirectStates {
+		// The iterative method cannot vouch for its answer (extremely
+		// stiff chains); the direct one is slower but accurate on any
+		// chain, and the class fits in memory for it.
+		method = MethodDirect
+		if s, err = newGTH(ctx, g, nil); err != nil {
+			return nil, err
+		}
+		if p, err = s.initial(ctx); err != nil {
+			return nil, err
+		}
+		est, steps, err = refine(ctx, c, g, s, p, opt.Tolerance, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +234,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		if err != nil {
 			return nil, err
 		}
-		est2, _, err := refine(ctx, c, g, s2, nil, p2, opt.Tolerance, false)
+		est2, _, err := refine(ctx, c, g, s2, p2, opt.Tolerance, false)
 		if err != nil {
 			return nil, err
 		}
@@ -232,10 +243,10 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		}
 		steps = 1
 	}
-	iters := s.iterations()
-	for _, s2 := range check {
-		iters += s2.iterations()
+	if m := maxOf(est); !(m <= math.MaxFloat64) {
+		return nil, fmt.Errorf("%w: some throughput is 0 in float64 although its action is enabled in the closed class (the steady-state probabilities span more than float64 holds)", errNoProgress)
 	}
+	iters := s.iterations()
 	res := &SteadyResult{Method: method, Iterations: iters + steps, ClosedStates: g.n, Transient: ntransient}
 	res.Pi = make([]float64, c.N)
 	for k, i := range class {
@@ -294,7 +305,13 @@ func closedClass(c *Chain) ([]int32, int, error) {
 	if nclosed > 1 {
 		return nil, 0, notIrreducible(c, comp, closed)
 	}
-	var class []int32
+	size := 0
+	for i := 0; i < c.N; i++ {
+		if comp[i] == the {
+			size++
+		}
+	}
+	class := make([]int32, 0, size)
 	for i := 0; i < c.N; i++ {
 		if comp[i] == the {
 			class = append(class, int32(i))

@@ -20,7 +20,7 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	tol := fs.Float64("tolerance", 1e-12, "bicgstab: refine until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth reports its estimate whatever it is")
 	maxIter := fs.Int("max-iterations", 100000, "give up (with an error) after `N` BiCGSTAB iterations (iterative method)")
 	omega := fs.Float64("omega", 1, "ignored (the former Gauss-Seidel solver's SOR factor; kept so scripts keep working)")
-	method := fs.String("method", "auto", "`METHOD`: auto (gth up to 2000 states in the closed class, bicgstab above), gth (direct), bicgstab (iterative)")
+	method := fs.String("method", "auto", "`METHOD`: auto (gth up to 2000 states in the closed class, bicgstab above, and gth after all up to 16000 states if bicgstab cannot reach the tolerance), gth (direct), bicgstab (iterative)")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code

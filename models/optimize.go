@@ -44,7 +44,7 @@ type Candidate struct {
 // Reasons a search stops (OptimizeResult.Stopped).
 const (
 	StoppedProved      = "optimal (proved)"
-	StoppedBudget      = "budget spent"
+	StoppedBudget      = "budget" // the value the JSON output had before
 	StoppedInterrupted = "interrupted"
 )
 
@@ -359,7 +359,11 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	best := starts[0]
 	o.bestScore = best.Score
 
-	// 2. The exact optimum, when it fits.
+	// 2. The exact optimum, when it fits (one machine: the only mapping).
+	if nMach == 1 {
+		res.Proved = true
+		return finish(best, StoppedProved)
+	}
 	if o.exactFits(nApps, nMach) {
 		o.phase = "exact"
 		c, done, err := o.exact()

@@ -296,13 +296,14 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 			hc.Makespan = h.Makespan
 			*h = hc
 		}
-		if !res.Exact && !interrupted {
+		if !res.Exact && !interrupted && time.Now().Before(end) {
+			// Again from the best found: a higher floor rules out more.
 			o.phase = "bound"
 			b, err := o.upperBound(c.Robustness, c.Joint)
 			if err != nil {
 				return nil, err
 			}
-			res.Bound = b
+			res.Bound = math.Min(res.Bound, b)
 		}
 		// The heuristics' makespans, while they fit in the budget (on a
 		// large instance a makespan takes a while: a product of
@@ -394,7 +395,19 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		}
 	}
 
-	// 3. Iterated local search.
+	// 3. Iterated local search, with the bound (for the progress line and
+	// in case the search is cut short) from the best heuristic.
+	if !res.Exact {
+		o.phase = "bound"
+		b, err := o.upperBound(best.Robustness, best.Joint)
+		if err != nil {
+			if ctx.Err() != nil {
+				return finish(best, StoppedInterrupted)
+			}
+			return nil, err
+		}
+		res.Bound, o.bound = b, b
+	}
 	o.phase = "search"
 	found, err := o.iteratedSearch(starts, allowed, res)
 	if err != nil && ctx.Err() == nil {

@@ -57,6 +57,16 @@ func (in *Instance) shareBounds(ctx context.Context, j int, subset []int, beta, 
 	if limit > n {
 		limit = n
 	}
+	// Counts whose fastest work has a mean beyond 4 beta are all but
+	// certainly below the floor: stop there (the last value stands for
+	// larger counts, which keeps the bound valid whatever they are).
+	mean := 0.0
+	for c := 0; c < limit; c++ {
+		if mean += 1 / mu[c]; mean > 4*beta {
+			limit = c + 1
+			break
+		}
+	}
 	// Phase rates in order: the race phase, then the fastest phases.
 	phases := []float64{float64(k) * rho}
 	for c := 0; c < limit && len(phases) < k*limit; c++ {
@@ -197,8 +207,8 @@ func phaseProgress(ctx context.Context, o *Owner, phases []float64, t float64) (
 // The count argument holds for any subset A of the applications: each
 // machine j gets c_j of them, sum_j c_j = |A|, and P_j <= B_j(c_j) with
 // B_j computed from A's rates alone. Taking A as the t applications that
-// are slowest even on their fastest machine (t a multiple of the number
-// of machines, and all of them) keeps the machines from all claiming the
+// are slowest even on their fastest machine (t = m, 2m, 4m, ..., and all
+// of them) keeps the machines from all claiming the
 // fastest applications; the bound is the least over these subsets.
 func (o *optimizer) upperBound(floorMin, floorJoint float64) (float64, error) {
 	in := o.in
@@ -220,7 +230,7 @@ func (o *optimizer) upperBound(floorMin, floorJoint float64) (float64, error) {
 	sort.SliceStable(order, func(x, y int) bool { return best[order[x]] < best[order[y]] })
 	bound := 1.0
 	var sizes []int
-	for t := m; t < n; t += max(m, n/16/m*m) {
+	for t := m; t < n; t *= 2 {
 		sizes = append(sizes, t)
 	}
 	sizes = append(sizes, n)

@@ -44,7 +44,7 @@ type Candidate struct {
 // Reasons a search stops (OptimizeResult.Stopped).
 const (
 	StoppedProved      = "optimal (proved)"
-	StoppedBudget      = "budget spent"
+	StoppedBudget      = "budget" // the value the JSON output had before
 	StoppedInterrupted = "interrupted"
 )
 
@@ -280,10 +280,12 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		// The figures reported are machineFinish's (package passage), as
 		// every other verb computes them, with the makespan unless
 		// interrupted on a large instance.
+		t0 := time.Now()
 		c, err := o.candidate(ctx, best.Name, best.Allocation, !interrupted || nMach*nApps < 1e5)
 		if err != nil {
 			return nil, err
 		}
+		oneMakespan := time.Since(t0)
 		res.Best = c
 		for k := range res.Heuristics {
 			h := &res.Heuristics[k]
@@ -292,20 +294,27 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 				return nil, err
 			}
 			hc.Makespan = h.Makespan
-			if math.IsNaN(hc.Makespan) && !interrupted && time.Now().Before(end) {
-				if hc.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
-					return nil, err
-				}
-			}
 			*h = hc
 		}
-		if !res.Exact && !interrupted {
+		if !res.Exact && !interrupted && time.Now().Before(end) {
+			// Again from the best found: a higher floor rules out more.
 			o.phase = "bound"
 			b, err := o.upperBound(c.Robustness, c.Joint)
 			if err != nil {
 				return nil, err
 			}
-			res.Bound = b
+			res.Bound = math.Min(res.Bound, b)
+		}
+		// The heuristics' makespans, while they fit in the budget (on a
+		// large instance a makespan takes a while: a product of
+		// distributions, integrated).
+		for k := range res.Heuristics {
+			h := &res.Heuristics[k]
+			if math.IsNaN(h.Makespan) && !interrupted && time.Now().Add(oneMakespan).Before(end) {
+				if h.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if res.Proved {
 			res.Bound = c.Score
@@ -351,7 +360,11 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	best := starts[0]
 	o.bestScore = best.Score
 
-	// 2. The exact optimum, when it fits.
+	// 2. The exact optimum, when it fits (one machine: the only mapping).
+	if nMach == 1 {
+		res.Proved = true
+		return finish(best, StoppedProved)
+	}
 	if o.exactFits(nApps, nMach) {
 		o.phase = "exact"
 		c, done, err := o.exact()
@@ -382,7 +395,19 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		}
 	}
 
-	// 3. Iterated local search.
+	// 3. Iterated local search, with the bound (for the progress line and
+	// in case the search is cut short) from the best heuristic.
+	if !res.Exact {
+		o.phase = "bound"
+		b, err := o.upperBound(best.Robustness, best.Joint)
+		if err != nil {
+			if ctx.Err() != nil {
+				return finish(best, StoppedInterrupted)
+			}
+			return nil, err
+		}
+		res.Bound, o.bound = b, b
+	}
 	o.phase = "search"
 	found, err := o.iteratedSearch(starts, allowed, res)
 	if err != nil && ctx.Err() == nil {

@@ -431,3 +431,16 @@ func TestMachineSolverAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimizeOneMachine: with one machine there is one mapping, proved
+// at once whatever the size.
+func TestOptimizeOneMachine(t *testing.T) {
+	in := randomSpec(t, 30, 1, 30)
+	res, err := Optimize(context.Background(), in, OptimizeOptions{Beta: 200, MakespanSlack: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Proved || len(res.Best.Allocation[0]) != 30 || res.Elapsed > 5*time.Second {
+		t.Errorf("one machine: %s after %v, %d applications", res.Stopped, res.Elapsed, len(res.Best.Allocation[0]))
+	}
+}

@@ -134,8 +134,12 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(w, "stopped: %s after %.1f s: no mapping scores above %.6f (each machine computing its applications in specification order)\n",
 				res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
 		default:
+			why := res.Stopped
+			if why == models.StoppedBudget {
+				why = "budget spent"
+			}
 			fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
-				res.Stopped, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
+				why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
 		}
 		if res.Exact && res.Moves == 0 {
 			fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",

@@ -208,6 +208,16 @@ func TestGenVerb(t *testing.T) {
 			t.Errorf("%s: %s", m, stderr)
 		}
 	}
+	// A specification gen would have turned into an invalid model is
+	// rejected with its line, and nothing is written.
+	clash := writeTemp(t, "clash.json", "{\"applications\": [\"X\"],\n \"machines\": [\"X\"],\n \"etc\": [[1]],\n \"mappings\": [{\"allocation\": {\"X\": [\"X\"]}}]}\n")
+	target := filepath.Join(dir, "clash.pepa")
+	if code, _, stderr := runPepa(t, "", "gen", clash, "-o", target); code != exitInvalid || !strings.Contains(stderr, clash+":2:15: error: machines[0]: machine \"X\" has the name of an application") {
+		t.Errorf("name clash: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("gen wrote %s from a bad specification", target)
+	}
 	// What gen writes is in canonical layout: pepa fmt -l lists nothing.
 	var written []string
 	for _, m := range []string{"round-robin", "paired", "uneven"} {

@@ -67,12 +67,13 @@ type interp struct {
 	m      *lang.Model
 	derivs []*derivative
 	byKey  map[string]int
+	merged map[int]bool // derivatives only the term-identity rule makes one
 	root   *node
 	leaves []*node
 }
 
 func newInterp(m *lang.Model) (*interp, error) {
-	in := &interp{m: m, byKey: map[string]int{}}
+	in := &interp{m: m, byKey: map[string]int{}, merged: map[int]bool{}}
 	if m.System == nil {
 		return nil, fmt.Errorf("%w: no system equation", ErrInvalid)
 	}
@@ -109,12 +110,35 @@ func (in *interp) key(p lang.Process) string {
 func (in *interp) derivID(p lang.Process) int {
 	k := in.key(p)
 	if id, ok := in.byKey[k]; ok {
+		if q := unparen(in.derivs[id].term); !isConst(q) && q != unparen(p) {
+			in.merged[id] = true // two occurrences of one anonymous term
+		}
 		return id
 	}
 	id := len(in.derivs)
 	in.derivs = append(in.derivs, &derivative{key: k, term: p})
 	in.byKey[k] = id
+	if c, ok := unparen(p).(*lang.Const); ok {
+		if info, ok := in.m.Procs[c.Name]; ok && isConst(unparen(info.Decl.Body)) {
+			in.merged[id] = true // an alias: P = Q; is a derivative of its own
+		}
+	}
 	return id
+}
+
+func unparen(p lang.Process) lang.Process {
+	for {
+		q, ok := p.(*lang.ParenProc)
+		if !ok {
+			return p
+		}
+		p = q.X
+	}
+}
+
+func isConst(p lang.Process) bool {
+	_, ok := p.(*lang.Const)
+	return ok
 }
 
 // movesOf lists the activities of a derivative, in term order.

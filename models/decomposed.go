@@ -70,9 +70,12 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	// Every machine's passage first, then one uniformization rate for all
 	// of them (so that the joint figures share Poisson weights): the
 	// largest of the machines' own, which count target-labelled
-	// self-loops (passage.UniformizationRate).
+	// self-loops (passage.UniformizationRate). A machine whose own rate
+	// is far below it (stiffly different machines) keeps its own: the
+	// shared one would multiply its steps by the ratio.
 	res.Machines = make([]MachineResult, len(machines))
 	probs := make([]*passage.Problem, len(machines))
+	own := make([]float64, len(machines))
 	q := 0.0
 	for i, m := range machines {
 		p := partOf[m.Leaf]
@@ -110,7 +113,13 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		}
 		mr.alpha = pr.Alpha
 		probs[i] = &pr
-		q = math.Max(q, passage.UniformizationRate(c, []passage.Problem{pr}))
+		own[i] = passage.UniformizationRate(c, []passage.Problem{pr})
+		q = math.Max(q, own[i])
+	}
+	for i := range own {
+		if own[i]*ownRateRatio >= q {
+			own[i] = q
+		}
 	}
 
 	err = parallel(ctx, len(machines), func(i int) error {
@@ -121,7 +130,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		m := machines[i]
 		c := partOf[m.Leaf].Chain
 		mr := &res.Machines[i]
-		rs, err := passage.Solve(ctx, c, []passage.Problem{*pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: q})
+		rs, err := passage.Solve(ctx, c, []passage.Problem{*pr}, passage.Options{Epsilon: opt.Epsilon, Complete: true, Q: own[i]})
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", m.Name, err)
 		}
@@ -154,6 +163,10 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 	res.Joint = "product of independent machines"
 	return res, nil
 }
+
+// ownRateRatio is how far below the shared uniformization rate a
+// machine's own may be before it solves with its own.
+const ownRateRatio = 8
 
 // parallel runs f(0..n-1) on all cores; the first error wins.
 func parallel(ctx context.Context, n int, f func(int) error) error {

@@ -83,3 +83,22 @@ func TestSharingOwnerExponential(t *testing.T) {
 		checkClosedForm(t, m.what, m.r, nil, w, mean, 0.99, surv)
 	}
 }
+
+// TestStiffMachines: machines whose rates are eight orders of magnitude
+// apart, decomposed: each keeps its own uniformization rate, and both
+// finishing times match their closed forms (Exp(r) for a one-application
+// machine).
+func TestStiffMachines(t *testing.T) {
+	src := "A1 = (compute1, infty).A1; A2 = (compute2, infty).A2;\nM1 = (compute1, 1e4).M1;\nM2 = (compute2, 1e-4).M2;\n(A1 <compute1> M1) <> (A2 <compute2> M2)\n"
+	beta := 5000.0
+	res := analyzeDecomposed(t, src, Options{Beta: beta, Epsilon: 1e-12})
+	for _, m := range res.Machines {
+		r := map[string]float64{"M1": 1e4, "M2": 1e-4}[m.Name]
+		if want := 1 - math.Exp(-r*beta); !closeTo(m.PByBeta, want, 1e-10) || !closeTo(m.Mean, 1/r, 1e-10) {
+			t.Errorf("%s: P(F <= %g) = %.12g (want %.12g), mean %g (want %g)", m.Name, beta, m.PByBeta, want, m.Mean, 1/r)
+		}
+	}
+	if want := (1 - math.Exp(-1e4*beta)) * (1 - math.Exp(-1e-4*beta)); !closeTo(res.PAllByBeta, want, 1e-10) {
+		t.Errorf("P(all <= beta) = %.12g, want %.12g", res.PAllByBeta, want)
+	}
+}

@@ -23,18 +23,34 @@
 // backward search from the transitions that end the passage, so mass
 // drained into a closed class without the target stops the series too).
 // There is no fixed step cap: cost grows with q*t, and only memory stops a
-// series (MaxSeriesValues values over all passages, ErrTooManySteps).
+// series (MaxSeriesValues values over all passages, ErrTooManySteps). A
+// chain of at most DenseMaxStates states whose series would pass
+// DenseSwitchSteps (rates many orders of magnitude apart) is solved by the
+// matrix exponential of its absorbing generator instead (dense.go:
+// scaling and squaring on exp(G t) - I, which keeps a slow state's tiny
+// leaving probability that 1 - 1e-19 would round away); Result.Method
+// says which.
 //
 // # Accuracy
 //
 // Every CDF value is within Options.Epsilon (default 1e-10) of the exact
 // one: at most epsilon/2 from the Poisson truncation and epsilon/2 from an
-// early stop, plus rounding (about 1e-16 per step). Densities are within
+// early stop, plus rounding (about 1e-16 per step); the dense path is
+// checked against closed forms to 1e-10. Densities are within
 // q * epsilon. CDFs are clamped to [0, 1] and never decrease along a grid
 // (the weights shift monotonically and a_k does not decrease). Mean passage
-// times come from a linear solve (Gauss-Seidel to a relative residual of
-// 1e-13), never from integrating a truncated CDF; they are +Inf when the
-// passage may never end.
+// times come from a linear solve on the strongly connected blocks of the
+// transient states (mean.go: dense LU for small blocks, Gauss-Seidel with a
+// coarse correction and an error bound of 1e-12 relative for large ones),
+// never from integrating a truncated CDF; they are +Inf when the passage
+// may never end, and ErrMeanUnavailable, never a wrong number, when the
+// iteration cannot meet its bound.
+//
+// # Analysis
+//
+// Analyze answers a whole query (which chain to solve, flat or one
+// independent part; the passage of the chosen semantics; grid, density,
+// quantiles, mean) for the command line and any other Go caller.
 //
 // # Kernel
 //

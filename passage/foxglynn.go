@@ -18,9 +18,10 @@ import (
 // probability, so for any sequence a_k in [0, 1],
 // |sum_k W[k] a_{Left+k} - sum_k Poisson(k) a_k| <= epsilon + O(1e-16 * len).
 type PoissonWeights struct {
-	Left  int
-	W     []float64
-	Total float64 // sum of the unnormalised weights (the mode's weight is 1)
+	Lambda float64 // the rate they were computed for
+	Left   int
+	W      []float64
+	Total  float64 // sum of the unnormalised weights (the mode's weight is 1)
 }
 
 // Right is the last k with a weight.
@@ -37,10 +38,11 @@ const maxPoissonLambda = 1e13
 // PoissonRight is the right truncation point FoxGlynn(lambda, epsilon)
 // would give, without keeping the weights; for lambda past what FoxGlynn
 // takes it returns a lower bound (the mode), already larger than any
-// series this package runs (MaxSeriesValues).
+// series this package runs (MaxSeriesValues); +Inf (an overflowed q*t)
+// gives such a bound too.
 func PoissonRight(lambda, epsilon float64) (int, error) {
-	if !(lambda >= 0) || math.IsInf(lambda, 0) {
-		return 0, fmt.Errorf("poisson weights: rate %g is not a finite non-negative number", lambda)
+	if !(lambda >= 0) {
+		return 0, fmt.Errorf("poisson weights: rate %g is not a non-negative number", lambda)
 	}
 	if !(epsilon > 0 && epsilon < 1) {
 		return 0, fmt.Errorf("poisson weights: epsilon %g must be in (0, 1)", epsilon)
@@ -48,7 +50,7 @@ func PoissonRight(lambda, epsilon float64) (int, error) {
 	if lambda == 0 {
 		return 0, nil
 	}
-	if lambda > maxPoissonLambda {
+	if lambda > maxPoissonLambda { // +Inf included: q*t overflowed
 		return int(min(lambda, 1<<62)), nil
 	}
 	mode := int(math.Floor(lambda))
@@ -77,7 +79,7 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 		return nil, fmt.Errorf("poisson weights: epsilon %g must be in (0, 1)", epsilon)
 	}
 	if lambda == 0 {
-		return &PoissonWeights{Left: 0, W: []float64{1}, Total: 1}, nil
+		return &PoissonWeights{Lambda: 0, Left: 0, W: []float64{1}, Total: 1}, nil
 	}
 	if lambda > maxPoissonLambda {
 		return nil, fmt.Errorf("poisson weights: rate %g is too large (more than %g, %d terms at least)", lambda, float64(maxPoissonLambda), int64(math.Sqrt(lambda)))
@@ -120,7 +122,7 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 		left = append(left, w)
 		sum += w
 	}
-	p := &PoissonWeights{Left: k, Total: sum}
+	p := &PoissonWeights{Lambda: lambda, Left: k, Total: sum}
 	p.W = make([]float64, 0, len(left)+len(right))
 	for i := len(left) - 1; i >= 0; i-- {
 		p.W = append(p.W, left[i]/sum)

@@ -82,6 +82,10 @@ type Result struct {
 	// Reachable is false when no state of the start can reach the target
 	// (then every CDF value is exactly 0).
 	Reachable bool
+	// Method is "uniformization", or "dense matrix exponential" for a
+	// small chain whose series would be too long (DenseMaxStates).
+	Method string
+	dense  *denseDist
 }
 
 // Iterations is the number of uniformization steps taken.
@@ -113,6 +117,12 @@ func (r *Result) CDF(t float64) (float64, error) {
 	if t < 0 {
 		return 0, nil
 	}
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return 0, fmt.Errorf("time %g is not a finite number", t)
+	}
+	if r.dense != nil {
+		return r.dense.cdf(t), nil
+	}
 	if r.longAfter(t) {
 		return clamp01(r.Absorbed[len(r.Absorbed)-1]), nil
 	}
@@ -126,6 +136,9 @@ func (r *Result) CDF(t float64) (float64, error) {
 // CDFWith is the CDF at the t whose Poisson weights (for rate r.Q * t and
 // epsilon r.Epsilon/2) are w: results that share Q can share weights.
 func (r *Result) CDFWith(w *PoissonWeights) float64 {
+	if r.dense != nil {
+		return r.dense.cdf(w.Lambda / r.Q)
+	}
 	// F = sum_k w_k a_k, written as a_R - sum_k w_k (a_R - a_k): the same
 	// with weights summing to 1, but the small complement is summed
 	// directly, so F is exactly 1 once all mass is absorbed, and exactly
@@ -149,6 +162,12 @@ func (r *Result) PDF(t float64) (float64, error) {
 	if t < 0 {
 		return 0, nil
 	}
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return 0, fmt.Errorf("time %g is not a finite number", t)
+	}
+	if r.dense != nil {
+		return r.dense.pdf(t), nil
+	}
 	w, err := r.weights(t)
 	if err != nil {
 		return 0, err
@@ -160,6 +179,9 @@ func (r *Result) PDF(t float64) (float64, error) {
 }
 
 func (r *Result) pdfWith(w *PoissonWeights) float64 {
+	if r.dense != nil {
+		return r.dense.pdf(w.Lambda / r.Q)
+	}
 	sum := 0.0
 	for i, x := range w.W {
 		k := w.Left + i
@@ -199,6 +221,9 @@ func (r *Result) Quantile(p float64) (float64, error) {
 	}
 	if !r.Complete {
 		return 0, fmt.Errorf("quantiles need the complete passage distribution")
+	}
+	if r.dense != nil {
+		return r.dense.quantile(p, r.Absorbed[len(r.Absorbed)-1], r.Epsilon), nil
 	}
 	if r.absorbedAt(len(r.Absorbed)) < p-r.Epsilon {
 		return math.Inf(1), nil
@@ -268,16 +293,40 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 		}
 		q = opt.Q
 	}
+	// A small chain whose series would be very long (rates orders of
+	// magnitude apart) is solved densely instead.
+	small := c.N <= DenseMaxStates && opt.MaxIterations <= 0
+	if small {
+		opt.MaxIterations = DenseSwitchSteps
+	}
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {
 		end := min(start+maxBlock, len(probs))
 		rs, err := solveBlock(ctx, c, probs[start:end], q, len(probs), opt)
+		if small && errors.Is(err, ErrTooManySteps) {
+			rs, err = solveDense(c, probs[start:end], q, opt)
+		}
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, rs...)
 	}
 	return results, nil
+}
+
+// solveDense is Solve by the matrix exponential (denseDist).
+func solveDense(c *ctmc.Chain, probs []Problem, q float64, opt Options) ([]*Result, error) {
+	out := make([]*Result, len(probs))
+	for p, pr := range probs {
+		d := newDenseDist(c, pr)
+		total, err := d.total()
+		if err != nil {
+			return nil, err
+		}
+		out[p] = &Result{Q: q, Absorbed: []float64{clamp01(d.a0), total}, Complete: true, Epsilon: opt.Epsilon,
+			Reachable: total > 0, Method: "dense matrix exponential", dense: d}
+	}
+	return out, nil
 }
 
 // maxBlock is the most passages that share a sweep: the vectors of a block
@@ -323,7 +372,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	results := make([]*Result, P)
 	v := make([]float64, n*L)
 	for p, pr := range probs {
-		r := &Result{Q: q, Epsilon: opt.Epsilon}
+		r := &Result{Q: q, Epsilon: opt.Epsilon, Method: "uniformization"}
 		a0 := 0.0
 		for i, x := range pr.Alpha {
 			if pr.TargetStates != nil && pr.TargetStates[i] {

@@ -149,3 +149,38 @@ func TestStepCap(t *testing.T) {
 		t.Errorf("error %v, want ErrTooManySteps", err)
 	}
 }
+
+// TestStiffDense: chains too stiff for the series (q*t far past
+// DenseSwitchSteps) are solved by the dense matrix exponential, against
+// the closed form of the hypoexponential distribution.
+func TestStiffDense(t *testing.T) {
+	for _, rates := range [][]float64{{1e5, 1e-4}, {1e-4, 1e5}, {1e19, 1}, {1e12, 3e-3, 5e-1}} {
+		c := chainOf(t, erlangModel(len(rates), rates))
+		pr := InitialProblem(c, actions(t, c, "done"))
+		mean := 0.0
+		for _, r := range rates {
+			mean += 1 / r
+		}
+		for _, opt := range []Options{{Complete: true}, {Horizon: 20 * mean}} {
+			r := solveOne(t, c, pr, opt)
+			if r.Method != "dense matrix exponential" {
+				t.Errorf("%v: method %q after %d steps", rates, r.Method, r.Iterations())
+			}
+			for _, f := range []float64{1e-9, 1e-3, 0.1, 1, 3, 20} {
+				at := f * mean
+				if got, want := cdf(t, r, at), hypoCDF(rates, at); !near(got, want, 1e-10) {
+					t.Errorf("%v %+v: F(%g) = %.15g, want %.15g", rates, opt, at, got, want)
+				}
+			}
+			if opt.Complete {
+				q, err := r.Quantile(0.5)
+				if err != nil || !near(hypoCDF(rates, q), 0.5, 1e-8) {
+					t.Errorf("%v: median %g (%v): F there %.12g", rates, q, err, hypoCDF(rates, q))
+				}
+			}
+		}
+		if m, err := Mean(context.Background(), c, pr); err != nil || !relNear(m, mean, 1e-12) {
+			t.Errorf("%v: mean %.15g (%v), want %.15g", rates, m, err, mean)
+		}
+	}
+}

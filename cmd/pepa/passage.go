@@ -176,6 +176,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				Epsilon       float64  `json:"epsilon"`
 				Q             float64  `json:"uniformization_rate"`
 				Iterations    int      `json:"iterations"`
+				Method        string   `json:"method"`
 				Reachable     bool     `json:"reachable"`
 				Mean          *float64 `json:"mean"`
 				// MeanUnavailable says why the mean is null although the
@@ -183,7 +184,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				MeanUnavailable string   `json:"mean_unavailable,omitempty"`
 				Points          []point  `json:"points"`
 				Quantiles       []qpoint `json:"quantiles,omitempty"`
-			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Reachable, meanPtr, meanUnavailable, points, qs}
+			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Method, r.Reachable, meanPtr, meanUnavailable, points, qs}
 			return writeJSON(w, out)
 		case "csv":
 			if len(points) > 0 {
@@ -218,7 +219,11 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		} else {
 			fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
 		}
-		fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (uniformization, q = %.6g, %d steps)\n\n", *eps, r.Q, r.Iterations())
+		if r.Method == "uniformization" {
+			fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (uniformization, q = %.6g, %d steps)\n\n", *eps, r.Q, r.Iterations())
+		} else {
+			fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (%s: the series would need more than %d steps at q = %.6g)\n\n", *eps, r.Method, passage.DenseSwitchSteps, r.Q)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		if *pdf {
 			fmt.Fprintln(tw, "t\tcdf\tpdf\t")

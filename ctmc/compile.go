@@ -25,6 +25,14 @@ type Options struct {
 	// aggregated array. Beyond it Compile fails early with an error
 	// wrapping ErrTooManyStates.
 	MaxStates int
+	// SeparateRates identifies prefixes by their rate's value and its
+	// derivative with respect to every rate definition, not by the value
+	// alone: (a, r).P and (a, s).P with r = s = 2 stay two derivatives.
+	// The chain is then a refinement of the default one (same results),
+	// and the derivatives of results with respect to rates
+	// (LocalTransition.Prefixes) are those of the model as written, which
+	// merging by value alone would lose.
+	SeparateRates bool
 }
 
 // DefaultOptions are the options the command line uses unless told otherwise.
@@ -183,7 +191,7 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}, file: m.File.Name, maxStates: opt.MaxStates},
 		comps: map[int32]*Component{},
 		names: map[string]int{},
-		terms: &termIDs{m: m, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},
+		terms: &termIDs{m: m, separateRates: opt.SeparateRates, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},
 	}
 	root, err := c.term(m.System)
 	if err != nil {
@@ -460,11 +468,13 @@ func unparen(t lang.Process) lang.Process {
 // a prefix by its action, its rate's value (passive flag and weight for a
 // passive one) and its continuation's number; a choice by its branches'
 // numbers in order; parentheses are transparent. Equal numbers are the
-// same local derivative.
+// same local derivative. With Options.SeparateRates a prefix's number also
+// depends on its rate's derivative with respect to each rate definition.
 type termIDs struct {
-	m     *lang.Model
-	byKey map[string]int32
-	memo  map[lang.Process]int32
+	m             *lang.Model
+	separateRates bool // Options.SeparateRates
+	byKey         map[string]int32
+	memo          map[lang.Process]int32
 }
 
 func (t *termIDs) id(p lang.Process) int32 {
@@ -484,6 +494,13 @@ func (t *termIDs) id(p lang.Process) int32 {
 			key = append(key, 'w')
 		}
 		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(r.Value))
+		if t.separateRates {
+			for _, name := range t.m.PrefixRateNames(u) {
+				key = append(key, name...)
+				key = append(key, 0)
+				key = binary.LittleEndian.AppendUint64(key, math.Float64bits(t.m.PrefixRateDerivative(u, name)))
+			}
+		}
 		key = binary.LittleEndian.AppendUint32(key, uint32(t.id(u.Then)))
 		key = append(key, u.Action.Name...)
 	case *lang.Choice:

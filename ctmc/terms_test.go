@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"pepa/lang"
 )
 
 // The rule of semantics.md section 1: local derivatives are terms. A
@@ -282,5 +284,36 @@ func TestPredicateOnAliases(t *testing.T) {
 		if strings.Join(got, "|") != want {
 			t.Errorf("%s holds in %q, want %s", text, got, want)
 		}
+	}
+}
+
+// TestSeparateRates: merging prefixes by rate value alone would make the
+// derivative with respect to s vanish (the (c, s) prefix would be no
+// transition's source); SeparateRates keeps rates of different
+// dependence apart, and still merges the same rate written twice.
+func TestSeparateRates(t *testing.T) {
+	src := "r = 2.0; s = 2.0; P = (a, 1.0).(c, r).P + (b, 1.0).(c, s).P; P"
+	if c := derive(t, src, DefaultOptions); c.N != 2 {
+		t.Errorf("by value: %d states, want 2", c.N)
+	}
+	c := derive(t, src, Options{Aggregate: true, SeparateRates: true})
+	if c.N != 3 {
+		t.Fatalf("separate rates: %d states, want 3", c.N)
+	}
+	leaf := c.S.Leaves[0]
+	sources := map[string]bool{}
+	for st := 0; st < leaf.NumLocal; st++ {
+		for _, tr := range leaf.Transitions(st) {
+			for _, p := range tr.Prefixes {
+				sources[lang.ProcessString(p)] = true
+			}
+		}
+	}
+	if !sources["(c, r).P"] || !sources["(c, s).P"] {
+		t.Errorf("transition sources %v: want both (c, r).P and (c, s).P", sources)
+	}
+	same := derive(t, "r = 2.0; P = (a, 1.0).(c, r).P + (b, 1.0).(c, r).P; P", Options{SeparateRates: true})
+	if same.N != 2 {
+		t.Errorf("the same rate twice: %d states, want 2", same.N)
 	}
 }

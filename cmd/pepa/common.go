@@ -22,6 +22,9 @@ type outputFlags struct {
 	out       string
 	maxStates int
 	aggregate bool
+	// separateRates compiles with ctmc.Options.SeparateRates, which
+	// derivatives with respect to rates need.
+	separateRates bool
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -115,7 +118,7 @@ func loadModel(e *env, verb, name string) (*lang.Model, int) {
 
 // compileModel compiles a checked model.
 func compileModel(e *env, name string, m *lang.Model, o *outputFlags) (*ctmc.Structure, int) {
-	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate, MaxStates: o.maxStates})
+	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate, MaxStates: o.maxStates, SeparateRates: o.separateRates})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
 		return nil, exitInvalid

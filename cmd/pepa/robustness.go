@@ -85,6 +85,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		if code >= 0 {
 			return code
 		}
+		o.separateRates = *sensitivity // merging prefixes by rate value would lose derivatives
 		s, code := compileModel(e, name, m, &o)
 		if code >= 0 {
 			return code

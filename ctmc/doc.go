@@ -120,4 +120,7 @@
 // moving leaves share no cooperation action with each other (mapping
 // models): a state's transitions are then the union of its leaves' entries
 // and a constant list, computed by the same evaluation code.
+// ContextTables extends them to moving leaves coupled through a few context
+// leaves (a shared store): entries by leaf and context state, and base
+// entries by context state.
 package ctmc

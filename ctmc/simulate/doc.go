@@ -27,7 +27,12 @@
 //     of replications, never of the number of cores or of timing. A run
 //     stopped by --budget reports its replication count, and rerunning with
 //     that count reproduces it.
-//   - The engine takes the transitions of a state from ctmc.Evaluator, so
+//   - Where ctmc.IndependentLeaves or ctmc.ContextTables applies, a jump
+//     updates one leaf's (or, when the context moves, every leaf's) total
+//     rate from those tables instead of evaluating the whole tree; the
+//     tables are computed by the same evaluation code and checked against
+//     it on every state in package ctmc's tests.
+//   - Otherwise the engine takes the transitions of a state from ctmc.Evaluator, so
 //     rates are those of Derive (the apparent-rate rule of semantics.md
 //     section 1), and a model Derive rejects is rejected here with the same
 //     error, at the first state where a path meets it.

@@ -82,11 +82,20 @@ type path struct {
 	local      []int32
 	cur        []float64
 	constTotal float64
+	// With context tables (ctmc.ContextTables) a jump updates one leaf,
+	// and every leaf's total when the context changes.
+	ct  *ctmc.ContextTables
+	ctx int
 }
 
-func newPath(s *ctmc.Structure, lt *ctmc.LeafTables) *path {
-	p := &path{ev: s.NewEvaluator(), state: make([]uint64, s.Words), lt: lt}
+func newPath(s *ctmc.Structure, tb tables) *path {
+	lt := tb.lt
+	p := &path{ev: s.NewEvaluator(), state: make([]uint64, s.Words), lt: lt, ct: tb.ct}
 	p.rng = rand.New(&p.src)
+	if tb.ct != nil {
+		p.local = make([]int32, len(tb.ct.Leaves))
+		p.cur = make([]float64, len(tb.ct.Leaves))
+	}
 	if lt != nil {
 		p.local = make([]int32, len(lt.Leaves))
 		p.cur = make([]float64, len(lt.Leaves))
@@ -97,14 +106,25 @@ func newPath(s *ctmc.Structure, lt *ctmc.LeafTables) *path {
 	return p
 }
 
-// leafTables returns the structure's leaf tables, or nil where the general
-// evaluation is needed.
-func leafTables(s *ctmc.Structure) *ctmc.LeafTables {
-	lt, ok := s.IndependentLeaves()
-	if !ok {
-		return nil
+// tables are the fastest description of a structure's transitions that
+// applies: leaf tables, else context tables, else none (the general
+// evaluation).
+type tables struct {
+	lt *ctmc.LeafTables
+	ct *ctmc.ContextTables
+}
+
+func findTables(s *ctmc.Structure, general bool) tables {
+	if general {
+		return tables{}
 	}
-	return lt
+	if lt, ok := s.IndependentLeaves(); ok {
+		return tables{lt: lt}
+	}
+	if ct, ok := s.ContextTables(); ok {
+		return tables{ct: ct}
+	}
+	return tables{}
 }
 
 // reset starts the path afresh with the generator of stream (seed, index).
@@ -120,6 +140,33 @@ func (p *path) reset(seed uint64, index int, initial []LeafDistribution) {
 			p.local[k] = int32(l.Local(p.state))
 			p.cur[k] = p.lt.Total[k][p.local[k]]
 		}
+	}
+	if p.ct != nil {
+		for k, l := range p.ct.Leaves {
+			p.local[k] = int32(l.Local(p.state))
+		}
+		c, stride := 0, 1
+		for _, l := range p.ct.Context {
+			c += l.Local(p.state) * stride
+			stride *= l.NumLocal
+		}
+		p.setContext(c)
+	}
+}
+
+// setContext moves the path's context and refreshes every leaf's total.
+func (p *path) setContext(c int) {
+	ct := p.ct
+	if c != p.ctx {
+		x := c
+		for _, l := range ct.Context {
+			l.SetLocal(p.state, x%l.NumLocal)
+			x /= l.NumLocal
+		}
+	}
+	p.ctx = c
+	for k := range p.cur {
+		p.cur[k] = ct.Total[k][int(p.local[k])*ct.Size+c]
 	}
 }
 
@@ -158,6 +205,9 @@ func draw(rng *rand.Rand, p []float64) int {
 func (p *path) step() (action int32, dt float64, ok bool, err error) {
 	if p.lt != nil {
 		return p.stepTables()
+	}
+	if p.ct != nil {
+		return p.stepContext()
 	}
 	if err := p.ev.Enabled(p.state, &p.buf); err != nil {
 		return 0, 0, false, err
@@ -246,4 +296,79 @@ func (p *path) stepTables() (action int32, dt float64, ok bool, err error) {
 	p.cur[leaf] = lt.Total[leaf][target]
 	lt.Leaves[leaf].SetLocal(p.state, int(target))
 	return lt.Act[leaf][int(lo)+j], dt, true, nil
+}
+
+// stepContext is step with context tables: as stepTables, with the base
+// entries of the current context in place of the constant list, and every
+// leaf's total refreshed when a jump changes the context.
+func (p *path) stepContext() (action int32, dt float64, ok bool, err error) {
+	ct := p.ct
+	c := p.ctx
+	baseTotal := ct.BaseTotal[c]
+	total := baseTotal
+	for _, r := range p.cur {
+		total += r
+	}
+	if !(total > 0) {
+		return 0, 0, false, nil
+	}
+	dt = p.rng.ExpFloat64() / total
+	u := p.rng.Float64() * total
+	p.t += dt
+	p.events++
+	leaf := -1
+	if u >= baseTotal {
+		u -= baseTotal
+		for k, r := range p.cur {
+			if r <= 0 {
+				continue
+			}
+			leaf = k
+			if u < r {
+				break
+			}
+			u -= r
+		}
+	}
+	if leaf < 0 {
+		lo, hi := ct.BaseStart[c], ct.BaseStart[c+1]
+		if lo == hi { // rounding past the leaves with no base entry: the last leaf that can move
+			for k := len(p.cur) - 1; k >= 0; k-- {
+				if p.cur[k] > 0 {
+					leaf, u = k, p.cur[k]
+					break
+				}
+			}
+		} else {
+			j := lo
+			for ; j < hi-1; j++ {
+				u -= ct.BaseRate[j]
+				if u < 0 {
+					break
+				}
+			}
+			if next := int(ct.BaseTargetCtx[j]); next != c {
+				p.setContext(next)
+			}
+			return ct.BaseAct[j], dt, true, nil
+		}
+	}
+	idx := int(p.local[leaf])*ct.Size + c
+	lo, hi := ct.Start[leaf][idx], ct.Start[leaf][idx+1]
+	j := lo
+	for ; j < hi-1; j++ {
+		u -= ct.Rate[leaf][j]
+		if u < 0 {
+			break
+		}
+	}
+	target := ct.Target[leaf][j]
+	p.local[leaf] = target
+	ct.Leaves[leaf].SetLocal(p.state, int(target))
+	if next := int(ct.TargetCtx[leaf][j]); next != c {
+		p.setContext(next)
+	} else {
+		p.cur[leaf] = ct.Total[leaf][int(target)*ct.Size+c]
+	}
+	return ct.Act[leaf][j], dt, true, nil
 }

@@ -66,6 +66,9 @@ func Passage(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt Optio
 			return 0, nil
 		}
 		for start := p.events; p.events-start < opt.MaxEvents; {
+			if p.events&0xFFFF == 0 && ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
 			a, _, ok, err := p.step()
 			if err != nil {
 				return 0, err

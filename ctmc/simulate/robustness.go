@@ -87,6 +87,9 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 				}
 				return f, nil
 			}
+			if p.events&0xFFFF == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			a, _, ok, err := p.step()
 			if err != nil {
 				return nil, err

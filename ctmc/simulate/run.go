@@ -89,10 +89,7 @@ const blockSize = 512
 func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
 	start := time.Now()
 	paths := make([]*path, opt.Workers)
-	lt := leafTables(s)
-	if opt.general {
-		lt = nil
-	}
+	lt := findTables(s, opt.general)
 	for w := range paths {
 		paths[w] = newPath(s, lt)
 	}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -484,5 +485,20 @@ func TestWarmupDetected(t *testing.T) {
 	t.Logf("detected %d rounds: Q population %.3f; all rounds kept: %.3f", res.WarmupBatches, q.Value, k.Value)
 	if q.State != "Q" || res.WarmupBatches < 2 || kept.WarmupBatches != 0 || math.Abs(q.Value-100) > math.Abs(k.Value-100)/5 {
 		t.Fatalf("warm-up of %d rounds: population of %s %.3f, with every round %.3f, exact 100", res.WarmupBatches, q.State, q.Value, k.Value)
+	}
+}
+
+// TestCancel: a cancelled context stops a run inside a replication that
+// would otherwise never end (the target is never reached).
+func TestCancel(t *testing.T) {
+	s := testchain.Structure(t, "P = (a, 1).P + (b, 1).P; P")
+	never, err := ctmc.ParsePredicate(s, "P != P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := Passage(ctx, s, PassageSpec{Target: never, Times: []float64{1}}, Options{Replications: 1, MaxEvents: 1 << 62}); err == nil {
+		t.Fatal("the run was not stopped")
 	}
 }

@@ -129,10 +129,7 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 		warmup float64
 	}
 	streams := make([]*stream, opt.Replications)
-	lt := leafTables(s)
-	if opt.general {
-		lt = nil
-	}
+	lt := findTables(s, opt.general)
 	for i := range streams {
 		st := &stream{p: newPath(s, lt), prev: make([]uint64, s.Words)}
 		st.p.reset(opt.Seed, i, opt.Initial)

@@ -138,7 +138,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		if mr.PByBeta, err = mr.dist.CDF(opt.Beta); err != nil {
 			return err
 		}
-		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, *pr); err != nil {
+		if err := mr.setMean(ctx, c, *pr); err != nil {
 			return err
 		}
 		mr.Quantile, err = mr.dist.Quantile(opt.Quantile)

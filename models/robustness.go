@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -150,7 +151,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if mr.PByBeta, err = dists[k].CDF(opt.Beta); err != nil {
 			return nil, err
 		}
-		if mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, probs[k]); err != nil {
+		if err := mr.setMean(ctx, c, probs[k]); err != nil {
 			return nil, err
 		}
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
@@ -163,6 +164,20 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// setMean sets the machine's mean and largest remaining mean time. A mean
+// that cannot be computed (passage.ErrMeanUnavailable) leaves both NaN
+// with a note, and the machine's distribution stands.
+func (mr *MachineResult) setMean(ctx context.Context, c *ctmc.Chain, pr passage.Problem) error {
+	var err error
+	mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, pr)
+	if errors.Is(err, passage.ErrMeanUnavailable) && ctx.Err() == nil {
+		mr.Mean, mr.maxRest = math.NaN(), math.NaN()
+		mr.Note = err.Error()
+		return nil
+	}
+	return err
 }
 
 func sameSet(a, b []int32) bool {
@@ -194,6 +209,12 @@ func (res *Result) productJoint(tol float64) {
 		rest = append(rest, mr.maxRest)
 		cdfErr += mr.dist.Epsilon
 		scale = math.Max(scale, mr.Mean)
+	}
+	if math.IsNaN(scale) {
+		// Some machine's mean is unavailable, and with it the bound on
+		// E[makespan]'s tail: report that as unavailable too.
+		res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN()
+		return
 	}
 	tail := func(T float64) float64 {
 		s := 0.0
@@ -241,10 +262,16 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if res.PAllByBeta, err = rs[0].CDF(opt.Beta); err != nil {
 		return err
 	}
-	if res.ExpectedMakespan, err = passage.Mean(ctx, fc, pr); err != nil {
+	res.ExpectedMakespan, err = passage.Mean(ctx, fc, pr)
+	switch {
+	case errors.Is(err, passage.ErrMeanUnavailable) && ctx.Err() == nil:
+		res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN()
+	case err != nil:
 		return err
+	default:
+		// The blocked solve bounds its error by 1e-12 relative.
+		res.MakespanError = 1e-12 * res.ExpectedMakespan
 	}
-	res.MakespanError = 1e-13 * res.ExpectedMakespan
 	res.Joint = fmt.Sprintf("passage to all machines finished on the product chain with completion flags (%d states), because %s", fc.N, res.Dependence)
 	return nil
 }

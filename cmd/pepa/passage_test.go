@@ -84,3 +84,49 @@ func TestRobustnessOneApplication(t *testing.T) {
 		}
 	}
 }
+
+// TestPassageLongAndStiff: the 4-state model whose dead mass used to keep
+// the series running past its cap (d fires with probability 0.5/300.5 at
+// rate 300.5, then never), at t = 1e5 and 1e9; and a two-state chain with
+// rates 1e19 and 1 (the first firing of b is Exp(1e19) + Exp(1)), which
+// only the dense path can do.
+func TestPassageLongAndStiff(t *testing.T) {
+	four := writeTemp(t, "four.pepa", "A0 = (d, 0.5).A1 + (b, 300.0).A1; A1 = (f, 1.5).A0; B0 = (b, 1.0).B1; B1 = (a, 0.5).B0; B0 <f> A0\n")
+	stiff := writeTemp(t, "stiff.pepa", "P = (a, 1e19).Q; Q = (b, 1.0).P; P\n")
+	cases := []struct {
+		file, action string
+		cdf          func(float64) float64
+	}{
+		{four, "d", func(at float64) float64 { return 0.5 / 300.5 * (1 - math.Exp(-300.5*at)) }},
+		{stiff, "b", func(at float64) float64 {
+			l1, l2 := 1e19, 1.0
+			return 1 - (l2*math.Exp(-l1*at)-l1*math.Exp(-l2*at))/(l2-l1)
+		}},
+	}
+	for _, tc := range cases {
+		code, out, stderr := runPepa(t, "", "passage", "--format", "json", "--target-action", tc.action, "--at", "1e-3,1,1e5,1e9", "--quantile", "0.001", tc.file)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tc.file, code, stderr)
+		}
+		var res struct {
+			Points []struct {
+				T   float64 `json:"t"`
+				CDF float64 `json:"cdf"`
+			} `json:"points"`
+			Quantiles []struct {
+				T *float64 `json:"t"`
+			} `json:"quantiles"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Points {
+			if want := tc.cdf(p.T); math.Abs(p.CDF-want) > 1e-10 {
+				t.Errorf("%s: F(%g) = %.12g, want %.12g", tc.action, p.T, p.CDF, want)
+			}
+		}
+		if len(res.Quantiles) != 1 || res.Quantiles[0].T == nil || math.Abs(tc.cdf(*res.Quantiles[0].T)-0.001) > 1e-9 {
+			t.Errorf("%s: 0.001 quantile %+v", tc.action, res.Quantiles)
+		}
+	}
+}

@@ -13,8 +13,6 @@ const (
 	bugTransient      = "ctmc: chains with transient states draining into one closed class refused (branch steady)"
 	bugStiffMean      = "passage: mean passage time unconverged or inaccurate on stiff chains (branch passage)"
 	bugTermIdentity   = "ctmc: local derivatives not identified by term, issue 13 (branch derive)"
-	// Found by this test; no branch fixes it yet.
-	bugInertPart = "passage: decomposed plug-in passage refused when another component never moves (PartRates)"
 )
 
 func knownBug(d disagreement) string {
@@ -32,14 +30,6 @@ func knownBug(d disagreement) string {
 			return bugTargetSelfLoop
 		}
 	case "steady-refused", "plugin-steady-error":
-		// P = (s1, 2.06).P_1; P_1 = (p1, 3.09).(s1, 4.83).P + (p0,
-		// 4.02).P_1; Q = (s2, 4.99).Q; (P) <s2> (Q): Q is blocked for
-		// good, the chain is irreducible, the plug-in passage from p1 to
-		// s1 has mean 1/4.83 = 0.207039337 (--flat agrees); solved on
-		// P's part, PartRates refuses Q's one-state part as a deadlock.
-		if d.Kind == "plugin-steady-error" && strings.HasSuffix(d.Where, "-part") && says("deadlock") {
-			return bugInertPart
-		}
 		// P = (boot, 1.0).Q; Q = (a, 1.0).Q2; Q2 = (b, 2.0).Q; P has
 		// throughputs a = b = 2/3; main refuses it.
 		if f.Transient && says("transient") {

@@ -20,7 +20,8 @@
 // one seed in thirty): an array of a component
 // that is passive on an action in one derivative and active in another,
 // which is invalid at run time (undefined apparent rate) as soon as two
-// copies disagree, so that refusals are compared too. The product of the
-// components' local derivative counts is at most MaxProduct, so chains stay
-// small enough for dense methods.
+// copies disagree, so that refusals are compared too. In general models the
+// product of the components' local derivative counts is at most MaxProduct;
+// mapping models have at most four applications on three machines; so
+// chains stay small enough for dense methods.
 package randmodel

@@ -31,6 +31,12 @@ type Chain struct {
 	Trans [][]Transition
 	// Deadlocks are the states without any transition.
 	Deadlocks []int
+	// TermIdentified counts the reachable local derivatives whose identity
+	// rests on the term rule of semantics.md section 1 rather than on
+	// syntax: aliases (P = Q; P is a state of its own) and anonymous terms
+	// written more than once. A solver that identifies derivatives
+	// otherwise may number states differently there.
+	TermIdentified int
 }
 
 // N is the number of states.
@@ -50,7 +56,7 @@ func (c *Chain) ExitRate(i int) float64 {
 // DistinctTransitions counts the distinct (source, target, action) triples.
 func (c *Chain) DistinctTransitions() int {
 	n := 0
-	for i, ts := range c.Trans {
+	for _, ts := range c.Trans {
 		seen := map[string]bool{}
 		for _, t := range ts {
 			k := strconv.Itoa(t.To) + " " + t.Action
@@ -59,7 +65,6 @@ func (c *Chain) DistinctTransitions() int {
 				n++
 			}
 		}
-		_ = i
 	}
 	return n
 }
@@ -146,6 +151,15 @@ func Derive(ctx context.Context, m *lang.Model, opt Options) (*Chain, error) {
 		c.Trans = append(c.Trans, out)
 		if len(out) == 0 {
 			c.Deadlocks = append(c.Deadlocks, i)
+		}
+	}
+	seen := map[int]bool{}
+	for _, st := range states {
+		for _, d := range st {
+			if in.merged[d] && !seen[d] {
+				seen[d] = true
+				c.TermIdentified++
+			}
 		}
 	}
 	for _, st := range states {

@@ -11,7 +11,7 @@ const (
 	bugTargetSelfLoop = "passage: uniformization rate leaves target self-loops out (branch passage)"
 	bugStiffSteady    = "ctmc: steady state inaccurate or unconverged on stiff chains (branch steady)"
 	bugTransient      = "ctmc: chains with transient states draining into one closed class refused (branch steady)"
-	bugStiffMean      = "passage: mean passage time does not converge on stiff chains (branch passage)"
+	bugStiffMean      = "passage: mean passage time unconverged or inaccurate on stiff chains (branch passage)"
 	bugTermIdentity   = "ctmc: local derivatives not identified by term, issue 13 (branch derive)"
 	// Found by this test; no branch fixes it yet.
 	bugInertPart = "passage: decomposed plug-in passage refused when another component never moves (PartRates)"
@@ -20,7 +20,11 @@ const (
 func knownBug(d disagreement) string {
 	f := d.Facts
 	says := func(text string) bool { return strings.Contains(d.Detail, text) }
-	switch d.Kind {
+	kind := d.Kind
+	if kind == "passage-quantile" {
+		kind = "passage-cdf" // quantiles are read off the CDF
+	}
+	switch kind {
 	case "passage-cdf":
 		// P = (a, 2.0).P; P with target a is Exp(2): CDF(0.5) =
 		// 1 - e^-1 = 0.632120558829; main prints 0.786938680565.
@@ -57,11 +61,20 @@ func knownBug(d disagreement) string {
 		if f.Stiff && says("converge") {
 			return bugStiffMean
 		}
+	case "passage-mean":
+		// Seed 1261 (one component, 6 states, rates 0.00025 to 5880),
+		// target p0: mean 6530319396.8854729 (mpmath, 40 digits); the
+		// passage branch's block solver gives 6530321883.585 (3.8e-7).
+		// Checked first: where the steady state is also off (plug-in
+		// weights), the mean is attributed here.
+		if f.Stiff {
+			return bugStiffMean
+		}
 	}
 	// Plug-in weights are the steady state: on a stiff chain they inherit
 	// its error (seed 172: CDF 6e-9 and mean 8e-8 off the closed form,
 	// which the reference matches to 1e-15).
-	if f.Stiff && f.PassageKind == "plugin" && (d.Kind == "passage-cdf" || d.Kind == "passage-mean") {
+	if f.Stiff && f.PassageKind == "plugin" && (kind == "passage-cdf" || kind == "passage-mean") {
 		return bugStiffSteady
 	}
 	// Plug-in passages and state targets depend on which states the chain

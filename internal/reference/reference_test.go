@@ -310,3 +310,21 @@ func TestMixedApparentRateInvalid(t *testing.T) {
 		t.Errorf("err = %v, want an undefined apparent rate", err)
 	}
 }
+
+func TestTermIdentified(t *testing.T) {
+	for _, x := range []struct {
+		src  string
+		want int
+	}{
+		{"P = Q; Q = (a, 1.0).R; R = (b, 2.0).P + (c, 3.0).Q; P", 1}, // P is an alias
+		{"P = (a, 1.0).(c, 2.0).P + (b, 1.0).(c, 2.0).P; P", 1},      // (c, 2.0).P written twice
+		{"P = (a, 1.0).Q; Q = (b, 1.0).P + (c, 1.0).P; P", 0},        // constants only
+		{"P = (a, 1.0).(b, 1.0).P; P", 0},                            // written once
+		// (b, 1.0).P is written twice, but Q is never reached.
+		{"P = (a, 1.0).(b, 1.0).P; Q = (c, 1.0).(b, 1.0).P; P", 0},
+	} {
+		if c := derive(t, x.src); c.TermIdentified != x.want {
+			t.Errorf("%s: TermIdentified = %d, want %d", x.src, c.TermIdentified, x.want)
+		}
+	}
+}

@@ -45,14 +45,13 @@ type move struct {
 
 // node is a node of the expanded system tree.
 type node struct {
-	kind       nodeKind
-	leaf       int // leafNode: index of the leaf
-	lo, hi     int // the leaves under this node are lo..hi-1
-	left, kid  *node
-	right      *node
-	set        map[string]bool // coop: shared actions; hide: hidden ones
-	leafName   string          // leafNode: a display name
-	initialDer int             // leafNode: initial derivative id
+	kind        nodeKind
+	left, right *node           // coopNode: the operands
+	kid         *node           // hideNode: the operand
+	set         map[string]bool // coopNode: shared actions; hideNode: hidden ones
+	leaf        int             // leafNode: index of the leaf
+	leafName    string          // leafNode: the initial term, for display
+	initialDer  int             // leafNode: initial derivative id
 }
 
 type nodeKind int
@@ -68,12 +67,13 @@ type interp struct {
 	m      *lang.Model
 	derivs []*derivative
 	byKey  map[string]int
+	merged map[int]bool // derivatives only the term-identity rule makes one
 	root   *node
 	leaves []*node
 }
 
 func newInterp(m *lang.Model) (*interp, error) {
-	in := &interp{m: m, byKey: map[string]int{}}
+	in := &interp{m: m, byKey: map[string]int{}, merged: map[int]bool{}}
 	if m.System == nil {
 		return nil, fmt.Errorf("%w: no system equation", ErrInvalid)
 	}
@@ -110,12 +110,35 @@ func (in *interp) key(p lang.Process) string {
 func (in *interp) derivID(p lang.Process) int {
 	k := in.key(p)
 	if id, ok := in.byKey[k]; ok {
+		if q := unparen(in.derivs[id].term); !isConst(q) && q != unparen(p) {
+			in.merged[id] = true // two occurrences of one anonymous term
+		}
 		return id
 	}
 	id := len(in.derivs)
 	in.derivs = append(in.derivs, &derivative{key: k, term: p})
 	in.byKey[k] = id
+	if c, ok := unparen(p).(*lang.Const); ok {
+		if info, ok := in.m.Procs[c.Name]; ok && isConst(unparen(info.Decl.Body)) {
+			in.merged[id] = true // an alias: P = Q; is a derivative of its own
+		}
+	}
 	return id
+}
+
+func unparen(p lang.Process) lang.Process {
+	for {
+		q, ok := p.(*lang.ParenProc)
+		if !ok {
+			return p
+		}
+		p = q.X
+	}
+}
+
+func isConst(p lang.Process) bool {
+	_, ok := p.(*lang.Const)
+	return ok
 }
 
 // movesOf lists the activities of a derivative, in term order.
@@ -190,7 +213,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 				set[id.Name] = true
 			}
 		}
-		return &node{kind: coopNode, left: l, right: r, set: set, lo: l.lo, hi: r.hi}, nil
+		return &node{kind: coopNode, left: l, right: r, set: set}, nil
 	case *lang.Hide:
 		k, err := in.build(p.X)
 		if err != nil {
@@ -200,7 +223,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 		for _, id := range p.Actions {
 			set[id.Name] = true
 		}
-		return &node{kind: hideNode, kid: k, set: set, lo: k.lo, hi: k.hi}, nil
+		return &node{kind: hideNode, kid: k, set: set}, nil
 	case *lang.Array:
 		n := in.m.ArraySize(p)
 		if n < 1 {
@@ -219,7 +242,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 			if acc == nil {
 				acc = c
 			} else {
-				acc = &node{kind: coopNode, left: acc, right: c, set: set, lo: acc.lo, hi: c.hi}
+				acc = &node{kind: coopNode, left: acc, right: c, set: set}
 			}
 		}
 		return acc, nil
@@ -235,7 +258,7 @@ func (in *interp) build(p lang.Process) (*node, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown process term %T", ErrInvalid, p)
 	}
-	leaf := &node{kind: leafNode, leaf: len(in.leaves), lo: len(in.leaves), hi: len(in.leaves) + 1,
+	leaf := &node{kind: leafNode, leaf: len(in.leaves),
 		leafName: lang.ProcessString(p), initialDer: in.derivID(p)}
 	in.leaves = append(in.leaves, leaf)
 	return leaf, nil

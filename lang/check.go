@@ -636,8 +636,8 @@ type alphaChecker struct {
 func (c *checker) passiveCheck() {
 	a := &alphaChecker{c: c, seq: map[string]*alphabet{}, static: map[string]*alphabet{}, hiddenPassive: map[string]Pos{}}
 	top := a.term(c.f.System)
-	ce := &certainChecker{c: c, alpha: a, memo: map[string]map[string]Pos{}, hidden: map[string]Pos{}}
-	certain := ce.term(c.f.System, map[string]bool{})
+	ce := &certainChecker{c: c, alpha: a, memo: map[staticKey]certainSet{}, hidden: map[string]Pos{}}
+	certain := ce.term(c.f.System, nil).m
 
 	type item struct {
 		act string
@@ -687,60 +687,106 @@ func (c *checker) passiveCheck() {
 type certainChecker struct {
 	c      *checker
 	alpha  *alphaChecker
-	memo   map[string]map[string]Pos // static definitions, by name and blocked set
-	hidden map[string]Pos            // passive actions certainly enabled under a hiding of them
+	memo   map[staticKey]certainSet // static definitions, by name and context
+	hidden map[string]Pos           // passive actions certainly enabled under a hiding of them
+}
+
+type staticKey struct {
+	name string
+	env  *blockEnv
+}
+
+// blockEnv is the context of a term: the cooperation sets above it, each
+// hiding between them cancelling the sets above it for its actions. It is
+// a chain from the term outwards, extended only by non-empty sets and by
+// hidings, so a long chain A1 <> A2 <> ... <> An costs nothing.
+type blockEnv struct {
+	parent *blockEnv
+	set    map[string]bool // a cooperation set
+	hidden map[string]bool // or a hiding
+}
+
+func (b *blockEnv) blocked(act string) bool {
+	for ; b != nil; b = b.parent {
+		if b.set[act] {
+			return true
+		}
+		if b.hidden[act] {
+			return false
+		}
+	}
+	return false
+}
+
+// certainSet maps an action to a passive activity certainly enabled; a set
+// stored in the memo is shared and copied before it is changed.
+type certainSet struct {
+	m      map[string]Pos
+	shared bool
+}
+
+func (cs certainSet) own() certainSet {
+	if !cs.shared {
+		return cs
+	}
+	m := make(map[string]Pos, len(cs.m))
+	for k, v := range cs.m {
+		m[k] = v
+	}
+	return certainSet{m: m}
 }
 
 // term returns, for each action, a passive activity of p certainly enabled
-// (and not synchronised inside p) in a reachable state when the actions in
-// blocked may be blocked by the context.
-func (ce *certainChecker) term(p Process, blocked map[string]bool) map[string]Pos {
+// (and not synchronised inside p) in a reachable state, in context env.
+func (ce *certainChecker) term(p Process, env *blockEnv) certainSet {
 	switch p := p.(type) {
 	case *ParenProc:
-		return ce.term(p.X, blocked)
+		return ce.term(p.X, env)
 	case *Const:
 		info := ce.c.m.Procs[p.Name]
 		if info.Kind == Sequential {
-			return ce.sequential(p, blocked)
+			return ce.sequential(p, env)
 		}
-		key := p.Name + "\x00" + setKey(blocked)
-		if m, ok := ce.memo[key]; ok {
-			return m
+		key := staticKey{p.Name, env}
+		if cs, ok := ce.memo[key]; ok {
+			return cs
 		}
-		m := ce.term(info.Decl.Body, blocked)
-		ce.memo[key] = m
-		return m
+		cs := ce.term(info.Decl.Body, env)
+		cs.shared = true
+		ce.memo[key] = cs
+		return cs
 	case *Prefix, *Choice:
-		return ce.sequential(p, blocked)
+		return ce.sequential(p, env)
 	case *Array:
 		// Identical copies reach the same derivatives, all at once: a
 		// passive activity certain for one copy is certain for the array,
 		// synchronised among the copies or not.
-		inner := withActions(blocked, p.Actions)
+		inner := env
+		if len(p.Actions) > 0 {
+			inner = &blockEnv{parent: env, set: map[string]bool{}}
+			for _, id := range p.Actions {
+				inner.set[id.Name] = true
+			}
+		}
 		return ce.term(&Const{p.Name}, inner)
 	case *Hide:
 		hid := map[string]bool{}
 		for _, h := range p.Actions {
 			hid[h.Name] = true
 		}
-		inner := map[string]bool{}
-		for act := range blocked {
-			if !hid[act] {
-				inner[act] = true
-			}
-		}
-		got := ce.term(p.X, inner)
-		out := map[string]Pos{}
-		for act, pos := range got {
-			if hid[act] {
-				if old, ok := ce.hidden[act]; !ok || pos.Offset < old.Offset {
-					ce.hidden[act] = pos
-				}
+		got := ce.term(p.X, &blockEnv{parent: env, hidden: hid})
+		for act := range hid {
+			pos, ok := got.m[act]
+			if !ok {
 				continue
 			}
-			out[act] = pos
+			if old, ok := ce.hidden[act]; !ok || pos.Offset < old.Offset {
+				ce.hidden[act] = pos
+			}
+			got = got.own()
+			delete(got.m, act)
 		}
-		return out
+		return got
 	case *Coop:
 		set := map[string]bool{}
 		if p.Kind == CoopWildcard {
@@ -760,34 +806,43 @@ func (ce *certainChecker) term(p Process, blocked map[string]bool) map[string]Po
 				set[id.Name] = true
 			}
 		}
-		inner := map[string]bool{}
-		for act := range blocked {
-			inner[act] = true
-		}
-		for act := range set {
-			inner[act] = true
+		inner := env
+		if len(set) > 0 {
+			inner = &blockEnv{parent: env, set: set}
 		}
 		x, y := ce.term(p.X, inner), ce.term(p.Y, inner)
-		out := map[string]Pos{}
-		for act, pos := range x {
-			if _, both := y[act]; !set[act] || both {
-				out[act] = pos
+		out := x.own()
+		// Shared actions stay only where both sides are certain; walk the
+		// smaller of the set and the left side's map (a long chain
+		// A1 <> A2 <> ... grows the map, not the set).
+		drop := func(act string) {
+			if _, both := y.m[act]; set[act] && !both {
+				delete(out.m, act)
 			}
 		}
-		for act, pos := range y {
-			if _, ok := out[act]; !ok && !set[act] {
-				out[act] = pos
+		if len(set) < len(out.m) {
+			for act := range set {
+				drop(act)
+			}
+		} else {
+			for act := range out.m {
+				drop(act)
+			}
+		}
+		for act, pos := range y.m {
+			if _, ok := out.m[act]; !ok && !set[act] {
+				out.m[act] = pos
 			}
 		}
 		return out
 	}
-	return nil
+	return certainSet{m: map[string]Pos{}}
 }
 
 // sequential explores the derivatives of a sequential term reachable by
 // active moves on unblocked actions and returns the passive activities they
 // enable (the first in the source for each action).
-func (ce *certainChecker) sequential(start Process, blocked map[string]bool) map[string]Pos {
+func (ce *certainChecker) sequential(start Process, env *blockEnv) certainSet {
 	out := map[string]Pos{}
 	seen := map[any]bool{}
 	var queue []Process
@@ -820,7 +875,7 @@ func (ce *certainChecker) sequential(start Process, blocked map[string]bool) map
 				if old, ok := out[q.Action.Name]; !ok || q.Action.NamePos.Offset < old.Offset {
 					out[q.Action.Name] = q.Action.NamePos
 				}
-			} else if !blocked[q.Action.Name] {
+			} else if !env.blocked(q.Action.Name) {
 				push(q.Then)
 			}
 		case *Choice:
@@ -839,27 +894,7 @@ func (ce *certainChecker) sequential(start Process, blocked map[string]bool) map
 	for k := 0; k < len(queue); k++ {
 		enabled(queue[k], 0)
 	}
-	return out
-}
-
-func withActions(set map[string]bool, acts []Ident) map[string]bool {
-	out := make(map[string]bool, len(set)+len(acts))
-	for a := range set {
-		out[a] = true
-	}
-	for _, id := range acts {
-		out[id.Name] = true
-	}
-	return out
-}
-
-func setKey(set map[string]bool) string {
-	keys := make([]string, 0, len(set))
-	for a := range set {
-		keys = append(keys, a)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
+	return certainSet{m: out}
 }
 
 // term computes the alphabet of a process term of the system structure.

@@ -43,7 +43,7 @@ type disagreement struct {
 	Facts  modelFacts
 }
 
-// modelFacts are what the known-bug predicate may look at.
+// modelFacts describe a model for the report of a disagreement.
 type modelFacts struct {
 	Stiff           bool // rates of the chain span more than 1e4
 	Transient       bool // the chain has transient states (one closed class)
@@ -65,12 +65,11 @@ type tally struct {
 	passages, cdfPoints              int
 	byWhere                          map[string]int // passages compared per configuration
 	meanTimeout                      time.Duration  // bound on each real mean computation (0: none)
-	known                            map[string]int
 	unknown                          map[string]int
 }
 
 func newTally() *tally {
-	return &tally{known: map[string]int{}, unknown: map[string]int{}, byWhere: map[string]int{}}
+	return &tally{unknown: map[string]int{}, byWhere: map[string]int{}}
 }
 
 func TestDifferential(t *testing.T) {
@@ -88,9 +87,6 @@ func TestDifferential(t *testing.T) {
 	t.Logf("%d models (seeds %d to %d) in %v: %d dropped by the reference (%d invalid, %d too big); steady state solved for %d, refused for %d (%d with a deadlock, %d with several closed classes); %d passages solved (%v), %d CDF points",
 		tl.models, *flagSeed, *flagSeed+int64(n)-1, time.Since(start).Round(time.Millisecond), tl.dropped, tl.invalid, tl.tooBig,
 		tl.solved, tl.refused, tl.deadlocked, tl.reducible, tl.passages, tl.byWhere, tl.cdfPoints)
-	if len(tl.known) > 0 {
-		t.Logf("known real-solver bugs hit: %v", tl.known)
-	}
 	if len(tl.unknown) > 0 {
 		t.Logf("unexplained disagreements by class: %v", tl.unknown)
 	}
@@ -218,18 +214,13 @@ func (h *harness) report(d disagreement) {
 	d.Facts.Stiff, d.Facts.Transient = h.base.Stiff, h.base.Transient
 	d.Facts.StiffnessRatio, d.Facts.ClosedClasses, d.Facts.ReferenceStates = h.base.StiffnessRatio, h.base.ClosedClasses, h.base.ReferenceStates
 	d.Facts.TermMismatch = h.base.TermMismatch
-	if bug := knownBug(d); bug != "" {
-		h.tl.known[bug]++
-		h.t.Logf("seed %d: known bug %q: %s %s: %s", h.gm.Seed, bug, d.Kind, d.Where, d.Detail)
-		return
-	}
 	h.tl.unknown[d.Kind]++
 	if h.tl.unknown[d.Kind] > 3 {
 		// The first three of a class carry the model; the rest one line.
 		h.t.Errorf("seed %d: %s on %s: %s", h.gm.Seed, d.Kind, d.Where, d.Detail)
 		return
 	}
-	h.t.Errorf("seed %d (%s, %v): %s on %s: %s\nmodel:\n%s", h.gm.Seed, h.gm.Family, h.gm.Features, d.Kind, d.Where, d.Detail, h.gm.Source)
+	h.t.Errorf("seed %d (%s, %v): %s on %s: %s\nfacts: %+v\nmodel:\n%s", h.gm.Seed, h.gm.Family, h.gm.Features, d.Kind, d.Where, d.Detail, d.Facts, h.gm.Source)
 }
 
 // actionsOf lists the actions labelling transitions of the reference chain,

@@ -75,3 +75,24 @@ func TestAnalyzePluginBesideStoppedPart(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeDenseMean: a chain whose series would need more than a million
+// steps is solved by the dense matrix exponential, which has no series; the
+// mean then comes from the linear solve (it was reported unavailable):
+// Exp(1e19) then Exp(1) to the first firing of b, mean 1 + 1e-19.
+func TestAnalyzeDenseMean(t *testing.T) {
+	s := testchain.Structure(t, "P = (a, 1e19).Q; Q = (b, 1.0).P; P")
+	a, err := Analyze(context.Background(), s, Query{TargetActions: []string{"b"}, Times: []float64{1, 1e9}}, AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Method != "dense matrix exponential" {
+		t.Fatalf("solved by %s, want the dense matrix exponential", a.Result.Method)
+	}
+	if a.MeanErr != nil || !near(a.Mean, 1, 1e-12) {
+		t.Errorf("mean %g (%v), want 1", a.Mean, a.MeanErr)
+	}
+	if !near(a.Points[0].CDF, 1-math.Exp(-1), 1e-10) {
+		t.Errorf("F(1) = %.12g, want 1 - 1/e", a.Points[0].CDF)
+	}
+}

@@ -328,3 +328,23 @@ func TestTermIdentified(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedButBlocked: the copies of Q disagree on s3 (one passive, one
+// active), but P never performs s3, so s3 is blocked by the cooperation and
+// no apparent rate is needed: a valid model (random model 16067 of the
+// differential test, reduced). The copies move by q0 and q1 alone: the
+// array's two copies alternate independently between Q and Q1 at rates 1
+// and 3, so each copy is in Q1 with probability 1/4 and the throughput of
+// q1 is 2 * (3/4) * 1 = 1.5.
+func TestMixedButBlocked(t *testing.T) {
+	src := "P = (p0, 1.0).P; Q = (s3, infty).Q1 + (q1, 1.0).Q1; Q1 = (s3, 2.0).Q + (q0, 3.0).Q; P <s3> Q[2]"
+	m, diags := lang.Load("t.pepa", []byte(src))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	c, err := Derive(context.Background(), m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "q1", throughputs(t, c)["q1"], 1.5, 1e-13)
+}

@@ -366,6 +366,11 @@ func (in *interp) transitions(n *node, st []int) ([]trans, error) {
 	}
 	sort.Strings(shared)
 	for _, a := range shared {
+		if !enables(lt, a) || !enables(rt, a) {
+			// Blocked: no joint transition, so no apparent rate is
+			// needed, even where one side's would be undefined.
+			continue
+		}
 		ra, err := apparent(lt, a)
 		if err != nil {
 			return nil, err
@@ -373,9 +378,6 @@ func (in *interp) transitions(n *node, st []int) ([]trans, error) {
 		rb, err := apparent(rt, a)
 		if err != nil {
 			return nil, err
-		}
-		if ra.value == 0 || rb.value == 0 {
-			continue // blocked
 		}
 		m := minRate(ra, rb)
 		for _, t1 := range lt {
@@ -395,6 +397,16 @@ func (in *interp) transitions(n *node, st []int) ([]trans, error) {
 		}
 	}
 	return out, nil
+}
+
+// enables reports whether some transition of the list has action a.
+func enables(ts []trans, a string) bool {
+	for _, t := range ts {
+		if t.action == a {
+			return true
+		}
+	}
+	return false
 }
 
 // apparent is the apparent rate of action a in a list of transitions: the sum

@@ -1,6 +1,7 @@
 package ctmc
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -18,6 +19,20 @@ type Options struct {
 	// each copy's local state. The aggregated chain is a lumping of the
 	// unaggregated one: every steady-state and passage-time result is the same.
 	Aggregate bool
+	// MaxStates, when positive, bounds what Compile builds the way
+	// DeriveOptions.MaxStates bounds the chain: at most that many
+	// sequential components, and at most that many count vectors for an
+	// aggregated array. Beyond it Compile fails early with an error
+	// wrapping ErrTooManyStates.
+	MaxStates int
+	// SeparateRates identifies prefixes by their rate's value and its
+	// derivative with respect to every rate definition, not by the value
+	// alone: (a, r).P and (a, s).P with r = s = 2 stay two derivatives.
+	// The chain is then a refinement of the default one (same results),
+	// and the derivatives of results with respect to rates
+	// (LocalTransition.Prefixes) are those of the model as written, which
+	// merging by value alone would lose.
+	SeparateRates bool
 }
 
 // DefaultOptions are the options the command line uses unless told otherwise.
@@ -39,6 +54,10 @@ type Structure struct {
 
 	actionID map[string]int32
 	root     node
+	file     string // the model's file name, for positions in errors
+	// maxStates is Options.MaxStates, which also bounds the constant
+	// subtrees' transition lists evaluated once.
+	maxStates int
 
 	// The tree is prepared for exploration (constant subtrees evaluated,
 	// per-action tables sized) on first use by Derive, not by Compile: an
@@ -50,7 +69,9 @@ type Structure struct {
 
 // exploreRoot returns the tree prepared for exploration.
 func (s *Structure) exploreRoot() node {
-	s.freezeOnce.Do(func() { s.frozen = freeze(s.root, s.Words, len(s.Actions)) })
+	s.freezeOnce.Do(func() {
+		s.frozen = freeze(s.root, s.Words, len(s.Actions), transitionLimit(s.maxStates))
+	})
 	return s.frozen
 }
 
@@ -167,13 +188,17 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	c := &compiler{
 		m:     m,
 		opt:   opt,
-		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}},
-		comps: map[string]*Component{},
+		s:     &Structure{Actions: []string{"tau"}, actionID: map[string]int32{"tau": TauAction}, file: m.File.Name, maxStates: opt.MaxStates},
+		comps: map[int32]*Component{},
 		names: map[string]int{},
+		terms: &termIDs{m: m, separateRates: opt.SeparateRates, byKey: map[string]int32{}, memo: map[lang.Process]int32{}},
 	}
 	root, err := c.term(m.System)
 	if err != nil {
 		return nil, err
+	}
+	if c.err != nil {
+		return nil, c.err
 	}
 	c.s.root = root
 	if err := c.pack(); err != nil {
@@ -186,8 +211,10 @@ type compiler struct {
 	m     *lang.Model
 	opt   Options
 	s     *Structure
-	comps map[string]*Component // by starting definition, or term text
-	names map[string]int        // leaf names used, for unique names
+	comps map[int32]*Component // by starting term's identity
+	terms *termIDs
+	names map[string]int // leaf names used, for unique names
+	err   error          // the first leaf over the limit
 }
 
 func (c *compiler) action(name string) int32 {
@@ -274,13 +301,16 @@ func (c *compiler) combine(x, y node, set map[int32]bool) node {
 func (c *compiler) array(p *lang.Array) (node, error) {
 	n := c.m.ArraySize(p)
 	info := c.m.Procs[p.Name.Name]
+	if c.err != nil {
+		return nil, c.err
+	}
 	set := map[int32]bool{}
 	for _, a := range p.Actions {
 		set[c.action(a.Name)] = true
 	}
 	if c.opt.Aggregate && len(set) == 0 && info.Kind == lang.Sequential && n > 1 {
 		comp := c.component(p.Name.Name, &lang.Const{Ident: p.Name})
-		leaf, err := aggregateLeaf(comp, n, c.unique(p.Name.Name+"["+fmt.Sprint(n)+"]"), p.Name.Name)
+		leaf, err := aggregateLeaf(comp, n, c.unique(p.Name.Name+"["+fmt.Sprint(n)+"]"), p.Name.Name, c.opt.MaxStates)
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +318,11 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 		c.s.Aggregated = true
 		return &leafNode{leaf: leaf}, nil
 	}
+	if max := c.opt.MaxStates; max > 0 && info.Kind == lang.Sequential && len(c.s.Leaves)+n > max {
+		return nil, c.tooManyLeaves(len(c.s.Leaves) + n)
+	}
 	var acc node
+	var kids []node
 	for i := 1; i <= n; i++ {
 		var el node
 		if info.Kind == lang.Static {
@@ -299,13 +333,33 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 		} else {
 			el = c.leaf(p.Name.Name, &lang.Const{Ident: p.Name}, fmt.Sprintf("%s[%d]", p.Name.Name, i))
 		}
+		if c.err != nil {
+			return nil, c.err
+		}
+		if len(set) > 0 {
+			kids = append(kids, el)
+			continue
+		}
 		if acc == nil {
 			acc = el
 		} else {
 			acc = c.combine(acc, el, set)
 		}
 	}
+	if len(kids) == 1 {
+		return kids[0], nil
+	}
+	if len(kids) > 1 {
+		return &multiCoopNode{kids: kids, set: set}, nil
+	}
 	return acc, nil
+}
+
+// tooManyLeaves is the error for a model with more sequential components
+// than the state limit: each costs about as much as a state, and the
+// packed state grows with their number.
+func (c *compiler) tooManyLeaves(n int) error {
+	return fmt.Errorf("%w: %d sequential components, more than %d (raise --max-states)", ErrTooManyStates, n, c.opt.MaxStates)
 }
 
 func (c *compiler) unique(name string) string {
@@ -318,6 +372,9 @@ func (c *compiler) unique(name string) string {
 
 // leaf makes a plain leaf for a sequential component starting at term p.
 func (c *compiler) leaf(group string, p lang.Process, name string) node {
+	if max := c.opt.MaxStates; max > 0 && len(c.s.Leaves) >= max && c.err == nil {
+		c.err = c.tooManyLeaves(len(c.s.Leaves) + 1)
+	}
 	comp := c.component(group, p)
 	l := &Leaf{Name: c.unique(name), Group: group, Comp: comp, Copies: 1, NumLocal: len(comp.States), trans: comp.trans}
 	c.s.Leaves = append(c.s.Leaves, l)
@@ -325,41 +382,35 @@ func (c *compiler) leaf(group string, p lang.Process, name string) node {
 }
 
 // component derives the local derivative graph of the sequential component
-// starting at term p (memoised by its text).
+// starting at term p, memoised by the term's identity.
+//
+// Local derivatives are terms (semantics.md section 1): a process constant
+// is a derivative of its own, named by the constant, whose activities are
+// those of its body; any other term is identified by its structure (see
+// terms.id), so two occurrences of the same anonymous term are one
+// derivative, named by the first one's text.
 func (c *compiler) component(name string, p lang.Process) *Component {
-	key := lang.ProcessString(p)
+	key := c.terms.id(p)
 	if comp, ok := c.comps[key]; ok {
 		return comp
 	}
 	comp := &Component{Name: name}
-	index := map[lang.Process]int32{}
+	index := map[int32]int32{}
 	var queue []lang.Process
-	// visit returns the derivative index of term t, naming it after the
-	// first process constant through which it was reached.
 	visit := func(t lang.Process) int32 {
-		label := ""
-		for {
-			switch u := t.(type) {
-			case *lang.Const:
-				if label == "" {
-					label = u.Name
-				}
-				t = c.m.Procs[u.Name].Decl.Body
-				continue
-			case *lang.ParenProc:
-				t = u.X
-				continue
-			}
-			break
-		}
-		if i, ok := index[t]; ok {
+		t = unparen(t)
+		id := c.terms.id(t)
+		if i, ok := index[id]; ok {
 			return i
 		}
-		if label == "" {
+		label := ""
+		if k, ok := t.(*lang.Const); ok {
+			label = k.Name
+		} else {
 			label = lang.ProcessString(t)
 		}
 		i := int32(len(comp.States))
-		index[t] = i
+		index[id] = i
 		comp.States = append(comp.States, label)
 		queue = append(queue, t)
 		return i
@@ -375,7 +426,8 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 				r := c.m.PrefixRate(u)
 				tr := localTrans{action: c.action(u.Action.Name), passive: r.Passive, rate: r.Value, target: visit(u.Then)}
 				for i := range out {
-					// The race (a, r).X + (a, s).X is one activity at r + s.
+					// The race (a, r).X + (a, s).X is one activity at r + s;
+					// so is Q + Q, a race of Q with itself.
 					if out[i].action == tr.action && out[i].target == tr.target && out[i].passive == tr.passive {
 						out[i].rate += tr.rate
 						prov[i] = append(prov[i], u)
@@ -402,9 +454,78 @@ func (c *compiler) component(name string, p lang.Process) *Component {
 	return comp
 }
 
+func unparen(t lang.Process) lang.Process {
+	for {
+		p, ok := t.(*lang.ParenProc)
+		if !ok {
+			return t
+		}
+		t = p.X
+	}
+}
+
+// termIDs numbers sequential terms by identity: a constant by its name;
+// a prefix by its action, its rate's value (passive flag and weight for a
+// passive one) and its continuation's number; a choice by its branches'
+// numbers in order; parentheses are transparent. Equal numbers are the
+// same local derivative. With Options.SeparateRates a prefix's number also
+// depends on its rate's derivative with respect to each rate definition.
+type termIDs struct {
+	m             *lang.Model
+	separateRates bool // Options.SeparateRates
+	byKey         map[string]int32
+	memo          map[lang.Process]int32
+}
+
+func (t *termIDs) id(p lang.Process) int32 {
+	p = unparen(p)
+	if id, ok := t.memo[p]; ok {
+		return id
+	}
+	var key []byte
+	switch u := p.(type) {
+	case *lang.Const:
+		key = append(key, 'c')
+		key = append(key, u.Name...)
+	case *lang.Prefix:
+		r := t.m.PrefixRate(u)
+		key = append(key, 'p')
+		if r.Passive {
+			key = append(key, 'w')
+		}
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(r.Value))
+		if t.separateRates {
+			for _, name := range t.m.PrefixRateNames(u) {
+				key = append(key, name...)
+				key = append(key, 0)
+				key = binary.LittleEndian.AppendUint64(key, math.Float64bits(t.m.PrefixRateDerivative(u, name)))
+			}
+		}
+		key = binary.LittleEndian.AppendUint32(key, uint32(t.id(u.Then)))
+		key = append(key, u.Action.Name...)
+	case *lang.Choice:
+		key = append(key, 's')
+		for _, a := range u.Alts {
+			key = binary.LittleEndian.AppendUint32(key, uint32(t.id(a)))
+		}
+	default:
+		// Not a sequential term (the checker rules these out inside
+		// components): an identity of its own.
+		key = append(key, 'x')
+		key = binary.LittleEndian.AppendUint32(key, uint32(len(t.memo)))
+	}
+	id, ok := t.byKey[string(key)]
+	if !ok {
+		id = int32(len(t.byKey))
+		t.byKey[string(key)] = id
+	}
+	t.memo[p] = id
+	return id
+}
+
 // aggregateLeaf builds the counting leaf of n copies of comp: its local
 // states are the reachable count vectors.
-func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
+func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*Leaf, error) {
 	k := len(comp.States)
 	l := &Leaf{Name: name, Group: group, Comp: comp, Copies: n}
 	index := map[string]int32{}
@@ -419,7 +540,10 @@ func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
 	init[0] = int32(n)
 	index[key(init)] = 0
 	l.Counts = append(l.Counts, init)
-	const maxLocal = 1 << 24
+	maxLocal := 1 << 24
+	if maxStates > 0 && maxStates < maxLocal {
+		maxLocal = maxStates
+	}
 	for s := 0; s < len(l.Counts); s++ {
 		v := l.Counts[s]
 		var out []localTrans
@@ -435,7 +559,7 @@ func aggregateLeaf(comp *Component, n int, name, group string) (*Leaf, error) {
 				id, ok := index[kw]
 				if !ok {
 					if len(l.Counts) >= maxLocal {
-						return nil, fmt.Errorf("array %s: more than %d local states when aggregated", name, maxLocal)
+						return nil, fmt.Errorf("%w: array %s has more than %d count vectors when aggregated (raise --max-states)", ErrTooManyStates, name, maxLocal)
 					}
 					id = int32(len(l.Counts))
 					index[kw] = id
@@ -525,6 +649,10 @@ func alphabet(n node) map[int32]bool {
 		case *coopNode:
 			walk(n.x)
 			walk(n.y)
+		case *multiCoopNode:
+			for _, k := range n.kids {
+				walk(k)
+			}
 		case *hideNode:
 			inner := alphabet(n.child)
 			for a := range inner {

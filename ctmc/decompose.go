@@ -152,6 +152,37 @@ func collectEffects(s *Structure, n node, out map[*Leaf]*leafEffect) []*Leaf {
 		block(xl, ay)
 		block(yl, ax)
 		return append(xl, yl...)
+	case *multiCoopNode:
+		// A shared action is blocked for a kid unless every other kid
+		// performs it.
+		performers := map[int32]int{}
+		alphas := make([]map[int32]bool, len(m.kids))
+		var all []*Leaf
+		kidLeaves := make([][]*Leaf, len(m.kids))
+		for k, kid := range m.kids {
+			kidLeaves[k] = collectEffects(s, kid, out)
+			all = append(all, kidLeaves[k]...)
+			alphas[k] = alphabet(kid)
+			for a := range alphas[k] {
+				performers[a]++
+			}
+		}
+		for k, leaves := range kidLeaves {
+			for _, l := range leaves {
+				eff := out[l]
+				for _, a := range leafActions(l) {
+					cur := eff.current(a)
+					others := performers[cur]
+					if alphas[k][cur] {
+						others--
+					}
+					if m.set[cur] && others < len(m.kids)-1 {
+						eff.blocked[a] = true
+					}
+				}
+			}
+		}
+		return all
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pepa/lang"
 )
 
 // Chain is the labelled CTMC of a model: states numbered in breadth-first
@@ -79,7 +81,7 @@ type DeriveOptions struct {
 }
 
 // ErrTooManyStates is returned (wrapped) when MaxStates is exceeded.
-var ErrTooManyStates = errors.New("state limit exceeded")
+var ErrTooManyStates = errors.New("model too large")
 
 // Derive explores the state space of s breadth-first from the initial state.
 // It obeys ctx (checked every chunk of states).
@@ -116,7 +118,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	c.States = append(c.States, make([]uint64, w)...) // every leaf starts in local state 0
 	set.insert(c.States, 0, 0)
 
-	workers := s.explorers(runtime.GOMAXPROCS(0))
+	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
 	rates := newRateInterner()
 	pieces := make([]*piece, deriveChunk/pieceStates)
 	offsets, counts := make([]int, len(pieces)), make([]int, len(pieces))
@@ -136,7 +138,17 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 				lastReport = now
 			}
 		}
-		hi := min(len(c.States)/w, next+deriveChunk)
+		// A chunk's rows are buffered, with every new target's packed
+		// state, until it is numbered: on wide states (thousands of
+		// components, thousands of transitions each) a full chunk would
+		// buffer gigabytes before the state limit is even checked, so the
+		// chunk is sized from the transitions per state seen so far.
+		chunk := deriveChunk
+		if next > 0 {
+			perState := float64(len(c.Col))/float64(next) + 1
+			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
+		}
+		hi := min(len(c.States)/w, next+chunk)
 		// The chunk is cut into pieces that the workers take in turn (a
 		// worker the system pauses holds up one piece, not half the
 		// chunk); a chunk of one piece (the first breadth-first levels)
@@ -220,6 +232,9 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 const (
 	deriveChunk = 1 << 14
 	pieceStates = 1 << 10
+	// chunkBufferBytes bounds what a chunk's buffered rows may take
+	// (a target's packed state and about 24 bytes of row data each).
+	chunkBufferBytes = 4 << 20
 )
 
 // piece is a run of consecutive states and, once expanded, their rows.
@@ -239,6 +254,7 @@ type explorer struct {
 	touch  int32 // sink of the prefetching loads
 
 	moving []*Leaf // the leaves with more than one local state: the others add 0 to a radix
+	limit  int     // transitions one state may have (evalError.limit)
 
 	// A direct-mapped cache of the rate table, read-only during expand.
 	rateKey [rateCacheSize]uint64
@@ -267,15 +283,15 @@ type rowBuffer struct {
 }
 
 // explorers returns n explorers, the first on the structure's own tree.
-func (s *Structure) explorers(n int) []*explorer {
+func (s *Structure) explorers(n, limit int) []*explorer {
 	root := s.exploreRoot()
 	out := make([]*explorer, max(n, 1))
 	for k := range out {
 		r := root
 		if k > 0 {
-			r = cloneTree(root, s.Words)
+			r = cloneTree(root)
 		}
-		out[k] = &explorer{s: s, root: r, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
+		out[k] = &explorer{s: s, root: r, limit: limit, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
 		for _, l := range s.Leaves {
 			if l.NumLocal > 1 {
 				out[k].moving = append(out[k].moving, l)
@@ -304,7 +320,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 	b.unkPos, b.radix, b.tgt = b.unkPos[:0], b.radix[:0], b.tgt[:0]
 	b.errState, b.errMsg = -1, nil
 	out, target := &x.out, x.target
-	var e evalError
+	e := evalError{limit: x.limit}
 	for i := lo; i < hi; i++ {
 		cur := states[i*w : (i+1)*w]
 		curRadix := int64(0)
@@ -314,12 +330,19 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 		out.reset()
 		x.root.eval(cur, out, &e)
 		rowStart, unkStart := len(b.idx), len(b.unkPos)
-		if e.mixed {
-			a := e.action
+		if e.overflow || e.mixed {
+			overflow, a, limit := e.overflow, e.action, e.limit
 			b.errState, b.errAfter = i, 0
 			b.errMsg = func(c *Chain) error {
-				return fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined",
-					i, c.StateString(i), s.Actions[a])
+				if overflow {
+					names := c.StateString(i)
+					if len(names) > 200 {
+						names = names[:200] + "..."
+					}
+					return fmt.Errorf("%w: state %d (%s) has more than %d transitions (raise --max-states)", ErrTooManyStates, i, names, limit)
+				}
+				return fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined%s",
+					i, c.StateString(i), s.Actions[a], s.mixedSources(c.State(i), a))
 			}
 			b.count = append(b.count, 0)
 			return
@@ -334,21 +357,20 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 		}
 	next:
 		for k := 0; k < out.len(); k++ {
+			for j := 0; j < w; j++ {
+				target[j] = cur[j] + out.delta[k*w+j]
+			}
 			if out.pas[k] {
-				a := out.act[k]
+				a, tgt := out.act[k], append([]uint64(nil), target...)
 				b.errState, b.errAfter = i, len(b.idx)-rowStart
 				b.errMsg = func(c *Chain) error {
-					return fmt.Errorf("in state %d (%s): action %s is passive and never synchronised with an active partner",
-						i, c.StateString(i), s.Actions[a])
+					return s.passiveError(i, c.StateString(i), c.State(i), tgt, a)
 				}
 				b.count = append(b.count, int32(len(b.idx)-rowStart))
 				for range b.idx[rowStart:] {
 					b.ridx = append(b.ridx, -1) // numbered, if at all, in number
 				}
 				return
-			}
-			for j := 0; j < w; j++ {
-				target[j] = cur[j] + out.delta[k*w+j]
 			}
 			targetRadix := curRadix + out.rdelta[k]
 			idx := set.lookup(states, target, targetRadix)
@@ -408,7 +430,7 @@ func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]
 			if idx < 0 {
 				n := len(c.States) / w
 				if maxStates > 0 && n >= maxStates {
-					return 0, fmt.Errorf("%w: more than %d states (raise --max-states, or simplify the model)", ErrTooManyStates, maxStates)
+					return 0, fmt.Errorf("%w: more than %d states (raise --max-states)", ErrTooManyStates, maxStates)
 				}
 				if n >= math.MaxInt32-1 {
 					return 0, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
@@ -686,6 +708,75 @@ func (t *stateSet) grow(states []uint64) {
 	for _, v := range old {
 		if v != 0 {
 			t.place(states, v-1)
+		}
+	}
+}
+
+// passiveError reports a passive activity enabled at the top level in state
+// i (cur), leading to target, with the prefix it comes from.
+func (s *Structure) passiveError(i int, names string, cur, target []uint64, act int32) error {
+	what := "action " + s.Actions[act] + " is passive and never synchronised with an active partner"
+	if act == TauAction {
+		what = "a passive action is hidden, so it can never be synchronised with an active partner"
+	}
+	// The leaf that moves to its target by a passive activity of the
+	// action (any passive one if the action was hidden) is the source; a
+	// self-loop moves no leaf, so fall back on any leaf enabling one.
+	var best *lang.Prefix
+	bestMoved := false
+	s.localActivities(cur, func(l *Leaf, t localTrans, prov []*lang.Prefix, d int) {
+		if !t.passive || (act != TauAction && t.action != act) || len(prov) == 0 {
+			return
+		}
+		moved := l.Local(target) != l.Local(cur) && (l.Counts != nil || int(t.target) == l.Local(target))
+		if best == nil || (moved && !bestMoved) {
+			best, bestMoved = prov[0], moved
+		}
+	})
+	return fmt.Errorf("in state %d (%s): %s%s", i, names, what, s.at(" (the activity at ", best, ")"))
+}
+
+// mixedSources names an active and a passive prefix of the action enabled
+// in state cur, for the error on an undefined apparent rate.
+func (s *Structure) mixedSources(cur []uint64, act int32) string {
+	var active, passive *lang.Prefix
+	s.localActivities(cur, func(_ *Leaf, t localTrans, prov []*lang.Prefix, _ int) {
+		if t.action != act || len(prov) == 0 {
+			return
+		}
+		if t.passive && passive == nil {
+			passive = prov[0]
+		}
+		if !t.passive && active == nil {
+			active = prov[0]
+		}
+	})
+	if active == nil || passive == nil {
+		return ""
+	}
+	return s.at(" (active at ", active, "") + s.at(", passive at ", passive, ")")
+}
+
+func (s *Structure) at(before string, p *lang.Prefix, after string) string {
+	if p == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s%s:%s%s", before, s.file, p.Pos(), after)
+}
+
+// localActivities calls f with every activity of every leaf's derivatives
+// enabled in state (for an aggregated leaf, of every derivative some copy
+// is in), with the prefixes it comes from. For error messages only.
+func (s *Structure) localActivities(state []uint64, f func(l *Leaf, t localTrans, prov []*lang.Prefix, d int)) {
+	for _, l := range s.Leaves {
+		loc := l.Local(state)
+		for d := range l.Comp.States {
+			if l.Population(loc, d) == 0 {
+				continue
+			}
+			for k, t := range l.Comp.trans[d] {
+				f(l, t, l.Comp.prov[d][k], d)
+			}
 		}
 	}
 }

@@ -26,6 +26,38 @@
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object.
 //
+// # Local derivatives
+//
+// Local derivatives are terms (semantics.md section 1, the PEPA Eclipse
+// Plug-in's rule): a process constant is a derivative of its own, named by
+// the constant, with its body's activities (P = Q makes P and Q two
+// derivatives); any other term is identified by its structure, a prefix by
+// its action, its rate's value and its continuation's identity, a choice by
+// its branches' identities in order, parentheses ignored, and is named by
+// the text of its first occurrence. Activities of one derivative with the
+// same action, target and passivity are one activity at the summed rate, so
+// Q + Q is a race at twice Q's rate. Identity is decided once, at compile
+// time, by numbering terms (termIDs); throughputs do not depend on it, the
+// state count does.
+//
+// # Limits
+//
+// DeriveOptions.MaxStates bounds the states; Options.MaxStates (the same
+// number on the command line) bounds what Compile builds before any state
+// exists: the sequential components and each aggregated array's count
+// vectors; and one state's transition list is bounded by four times the
+// limit (at least 65536), checked before a cooperation of many copies
+// lists the product of their choices. Each failure wraps ErrTooManyStates
+// ("model too large"). An array with a cooperation set, P[n][L], is one
+// n-ary node (multiCoopNode): cooperation on one set is associative, and a
+// left-deep chain of binary nodes would list every copy's transitions again
+// at every level, quadratic in n.
+//
+// Errors of the model found during derivation name the state by its
+// components' local states and the activity by its prefix's position:
+// a passive activity enabled at the top level, and an action enabled both
+// actively and passively by one side of a cooperation (no apparent rate).
+//
 // # Independent parts
 //
 // Decompose splits a model whose moving components never synchronise with
@@ -49,10 +81,53 @@
 //
 // # Steady state
 //
-// Steady runs Gauss-Seidel (or SOR) sweeps on pi Q = 0 over the incoming
-// transitions, stops on the true relative residual
-// ||pi Q||_inf / (max_i q_i ||pi||_inf) (default 1e-12), and fails with an
-// error at its iteration cap rather than return an unconverged vector. It
-// refuses deadlocked and reducible chains, naming the deadlocked state's
-// components or the closed classes and transient states.
+// Steady solves pi Q = 0 on the chain's only closed communicating class;
+// transient states (start-up phases) get probability 0. A deadlock, or
+// several closed classes, is refused with an error naming a state of each
+// by its components' local states. Two methods, chosen by the size of the
+// closed class (DefaultDirectLimit, 2,000 states):
+//
+//   - GTH (gth.go): dense Grassmann-Taksar-Heyman state reduction. Every
+//     pivot is a sum of remaining rates, never a difference, so each
+//     probability, however small, has a small relative error (O'Cinneide
+//     1993); this is what makes stiff chains (rates 1e-4 to 1e5) safe.
+//   - BiCGSTAB (ilu.go) right-preconditioned by ILU(0), with the ILU
+//     pivots formed the GTH way (subtraction-free) and the unknown of the
+//     most probable state fixed; then iterative refinement (generator.go)
+//     on the exact residual with corrections solved in a scaled system
+//     (unknowns relative to the current probabilities, balances relative
+//     to each state's outflow), until the estimated error of every
+//     throughput meets the tolerance, or an error says it cannot. Chosen
+//     automatically, a class of up to 16,000 states that it cannot vouch
+//     for is then solved by GTH instead.
+//
+// Either way the result carries, per action, an estimated error of its
+// throughput relative to itself (SteadyResult.ThroughputError): the first-
+// order effect of one further refinement step, whose residual p Q is formed
+// with error-free products and compensated sums so that it is exact in
+// every state, floored by the state's own relative imbalance. It is an a
+// posteriori estimate, not a rigorous bound. Measured against 256-bit
+// reference solves (steady_accuracy_test.go, 1,000 stiff birth-death chains
+// and 1,000 random stiff chains, rates 1e-4 to 1e5): every throughput was
+// within 10 x its estimate + 1e-13 of the reference, for both methods. GTH
+// solved every chain; the iterative method refused (with an error) 172 of
+// the birth-death chains, whose probabilities span up to 1e-18, and 2 of
+// the random ones, rather than reach the tolerance.
+//
+// Parallel transitions (several actions or derivations between the same
+// two states) are kept apart in the generator: merging them rounds their
+// sum, and the residual would then show an imbalance no vector removes.
+//
+// # Without a state space
+//
+// An Evaluator (one per goroutine: it owns the cooperation nodes' scratch
+// buffers) lists the transitions enabled in any packed state with the same
+// code and order as Derive, for simulation (package ctmc/simulate).
+// IndependentLeaves gives per-leaf transition tables for models whose
+// moving leaves share no cooperation action with each other (mapping
+// models): a state's transitions are then the union of its leaves' entries
+// and a constant list, computed by the same evaluation code.
+// ContextTables extends them to moving leaves coupled through a few context
+// leaves (a shared store): entries by leaf and context state, and base
+// entries by context state.
 package ctmc

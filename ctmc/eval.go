@@ -38,9 +38,28 @@ func (t *tlist) copyFrom(u *tlist, i int) {
 // evalError records the first semantic error met during exploration: an
 // action enabled both actively and passively by one side of a cooperation,
 // for which PEPA defines no apparent rate.
+//
+// It also bounds the transitions of one state: a cooperation of many copies
+// on an action each enables several ways has as many joint transitions as
+// the product of their counts, and the list of one state must not outgrow
+// the memory --max-states promises.
 type evalError struct {
 	mixed  bool
 	action int32
+	// limit bounds the transitions listed for one state (0: none);
+	// overflow is set, and the listing cut short, when it is exceeded.
+	limit    int
+	overflow bool
+}
+
+// transitionLimit is the number of transitions one state may have under a
+// state limit: a state's list costs about as much per transition as the
+// chain per state, so four times the state limit (at least 65536).
+func transitionLimit(maxStates int) int {
+	if maxStates <= 0 {
+		return 0
+	}
+	return max(4*maxStates, 1<<16)
 }
 
 type node interface {
@@ -230,6 +249,10 @@ func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 		}
 		ry := by.rate[j]
 		for i := gx.head[a]; i >= 0; i = gx.next[i] {
+			if e.limit > 0 && out.len() >= e.limit {
+				e.overflow = true
+				return
+			}
 			rx := bx.rate[i]
 			var rate float64
 			passive := false
@@ -257,23 +280,23 @@ func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 
 // freeze sizes the per-action tables and replaces subtrees without state
 // bits by constant nodes.
-func freeze(n node, words, nActions int) node {
+func freeze(n node, words, nActions, limit int) node {
 	switch m := n.(type) {
 	case *leafNode:
 		if m.leaf.NumLocal == 1 {
-			return constOf(m, words)
+			return constOf(m, words, limit)
 		}
 		return m
 	case *parNode:
 		allConst := true
 		for i, k := range m.kids {
-			m.kids[i] = freeze(k, words, nActions)
+			m.kids[i] = freeze(k, words, nActions, limit)
 			if _, ok := m.kids[i].(*constNode); !ok {
 				allConst = false
 			}
 		}
 		if allConst {
-			return constOf(m, words)
+			return constOf(m, words, limit)
 		}
 		return m
 	case *hideNode:
@@ -281,9 +304,33 @@ func freeze(n node, words, nActions int) node {
 		for a := range m.hidden {
 			m.isHid[a] = true
 		}
-		m.child = freeze(m.child, words, nActions)
+		m.child = freeze(m.child, words, nActions, limit)
 		if _, ok := m.child.(*constNode); ok {
-			return constOf(m, words)
+			return constOf(m, words, limit)
+		}
+		return m
+	case *multiCoopNode:
+		m.inSet = make([]bool, nActions)
+		for a := range m.set {
+			m.inSet[a] = true
+		}
+		m.bufs = make([]tlist, len(m.kids))
+		m.groups = make([]grouping, len(m.kids))
+		m.lists = make([]*tlist, len(m.kids))
+		m.pick = make([]int32, len(m.kids))
+		allConst := true
+		for k := range m.kids {
+			m.bufs[k].w = words
+			m.groups[k].init(nActions)
+			m.kids[k] = freeze(m.kids[k], words, nActions, limit)
+			if c, ok := m.kids[k].(*constNode); ok {
+				m.groups[k].freezeConstant(&c.list, m.inSet)
+			} else {
+				allConst = false
+			}
+		}
+		if allConst {
+			return constOf(m, words, limit)
 		}
 		return m
 	case *coopNode:
@@ -294,12 +341,12 @@ func freeze(n node, words, nActions int) node {
 		m.gx.init(nActions)
 		m.gy.init(nActions)
 		m.bx.w, m.by.w = words, words
-		m.x = freeze(m.x, words, nActions)
-		m.y = freeze(m.y, words, nActions)
+		m.x = freeze(m.x, words, nActions, limit)
+		m.y = freeze(m.y, words, nActions, limit)
 		cx, isCX := m.x.(*constNode)
 		cy, isCY := m.y.(*constNode)
 		if isCX && isCY {
-			return constOf(m, words)
+			return constOf(m, words, limit)
 		}
 		if isCX {
 			m.gx.freezeConstant(&cx.list, m.inSet)
@@ -312,45 +359,145 @@ func freeze(n node, words, nActions int) node {
 	return n
 }
 
-// constOf evaluates n once. A subtree with an error stays as it is, so that
-// exploration meets and reports the error.
-func constOf(n node, words int) node {
+// constOf evaluates n once. A subtree with an error (or too many
+// transitions) stays as it is, so that exploration meets and reports it.
+func constOf(n node, words, limit int) node {
 	c := &constNode{orig: n, list: tlist{w: words}}
-	var e evalError
+	e := evalError{limit: limit}
 	n.eval(make([]uint64, words), &c.list, &e)
-	if e.mixed {
+	if e.mixed || e.overflow {
 		return n
 	}
 	return c
 }
 
-// cloneTree copies a frozen tree for another goroutine: what evaluation
-// writes (a cooperation's buffers and the grouping of a side that is not
-// constant) is fresh; what it only reads (leaves, constant lists, the
-// grouping of a constant side, action tables) is shared.
-func cloneTree(n node, words int) node {
-	switch m := n.(type) {
-	case *parNode:
-		kids := make([]node, len(m.kids))
-		for i, k := range m.kids {
-			kids[i] = cloneTree(k, words)
+// multiCoopNode is k1 <set> k2 <set> ... <set> kn, one set for all: the
+// array P[n][set] of copies that are not aggregated. Cooperation on one set
+// is associative (the joint apparent rate is the minimum of the kids', and
+// a joint transition's rate is prod_k (r_k / r_a(k)) * min_k r_a(k), with
+// the passive rule min(r, w*infty) = r), so one node does what the chain of
+// binary nodes would, in the same transition order (the last kid's
+// transitions outermost, the first kid's innermost), but in space and time
+// linear in the number of copies: the binary chain lists every copy's
+// transitions again at every level above it.
+type multiCoopNode struct {
+	kids   []node
+	set    map[int32]bool
+	inSet  []bool
+	bufs   []tlist
+	groups []grouping
+	lists  []*tlist
+	pick   []int32 // the odometer: one transition index per kid
+}
+
+func (n *multiCoopNode) eval(state []uint64, out *tlist, e *evalError) {
+	for k, kid := range n.kids {
+		l := list(kid, state, &n.bufs[k], e)
+		n.lists[k] = l
+		for i, a := range l.act {
+			if !n.inSet[a] {
+				out.copyFrom(l, i)
+			}
 		}
-		return &parNode{kids: kids}
-	case *hideNode:
-		return &hideNode{child: cloneTree(m.child, words), hidden: m.hidden, isHid: m.isHid}
-	case *coopNode:
-		c := &coopNode{x: cloneTree(m.x, words), y: cloneTree(m.y, words), set: m.set, inSet: m.inSet,
-			bx: tlist{w: words}, by: tlist{w: words}, gx: m.gx, gy: m.gy}
-		nActions := len(m.inSet)
-		if !m.gx.constant {
-			c.gx = grouping{}
-			c.gx.init(nActions)
-		}
-		if !m.gy.constant {
-			c.gy = grouping{}
-			c.gy.init(nActions)
-		}
-		return c
+		n.groups[k].build(l, n.inSet)
 	}
-	return n // leafNode, constNode: read-only
+	last := len(n.kids) - 1
+	ll := n.lists[last]
+	w := out.w
+	for j, a := range ll.act {
+		if !n.inSet[a] {
+			continue
+		}
+		enabled := true
+		minAct, minPas := math.Inf(1), math.Inf(1)
+		for k := range n.kids {
+			g := &n.groups[k]
+			if !g.valid(a) || g.head[a] < 0 {
+				enabled = false
+				break
+			}
+			if g.act[a] > 0 && g.pas[a] > 0 {
+				if !e.mixed {
+					e.mixed, e.action = true, a
+				}
+				enabled = false
+				break
+			}
+			if g.act[a] > 0 {
+				minAct = math.Min(minAct, g.act[a])
+			} else {
+				minPas = math.Min(minPas, g.pas[a])
+			}
+		}
+		if !enabled {
+			continue
+		}
+		if e.limit > 0 {
+			// The joint transitions are the product of the kids'
+			// counts: refuse before listing them.
+			joint := 1
+			for k := 0; k < last && joint <= e.limit; k++ {
+				c := 0
+				for i := n.groups[k].head[a]; i >= 0; i = n.groups[k].next[i] {
+					c++
+				}
+				joint *= c
+			}
+			if out.len()+joint > e.limit {
+				e.overflow = true
+				return
+			}
+		}
+		passive := math.IsInf(minAct, 1)
+		scale := minAct
+		if passive {
+			scale = minPas
+		}
+		for k := 0; k < last; k++ {
+			n.pick[k] = n.groups[k].head[a]
+		}
+		for {
+			if e.limit > 0 && out.len() >= e.limit {
+				e.overflow = true
+				return
+			}
+			rate := scale * ll.rate[j] / apparent(&n.groups[last], a)
+			base := len(out.delta)
+			out.delta = append(out.delta, ll.delta[j*w:(j+1)*w]...)
+			rd := ll.rdelta[j]
+			for k := 0; k < last; k++ {
+				l, i := n.lists[k], int(n.pick[k])
+				rate *= l.rate[i] / apparent(&n.groups[k], a)
+				for x := 0; x < w; x++ {
+					out.delta[base+x] += l.delta[i*w+x]
+				}
+				rd += l.rdelta[i]
+			}
+			out.act = append(out.act, a)
+			out.pas = append(out.pas, passive)
+			out.rate = append(out.rate, rate)
+			out.rdelta = append(out.rdelta, rd)
+			// Advance the odometer, the first kid fastest.
+			k := 0
+			for ; k < last; k++ {
+				if nx := n.groups[k].next[n.pick[k]]; nx >= 0 {
+					n.pick[k] = nx
+					break
+				}
+				n.pick[k] = n.groups[k].head[a]
+			}
+			if k == last {
+				break
+			}
+		}
+	}
+}
+
+// apparent is a kid's apparent rate of a (its active or its passive part:
+// one of them is zero).
+func apparent(g *grouping, a int32) float64 {
+	if g.act[a] > 0 {
+		return g.act[a]
+	}
+	return g.pas[a]
 }

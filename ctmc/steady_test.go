@@ -169,8 +169,8 @@ func TestCooperationRates(t *testing.T) {
 	}
 }
 
-// generator builds the dense generator matrix of a chain.
-func generator(c *Chain) *mat.Dense {
+// denseGenerator builds the dense generator matrix of a chain.
+func denseGenerator(c *Chain) *mat.Dense {
 	q := mat.NewDense(c.N, c.N, nil)
 	for i := 0; i < c.N; i++ {
 		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
@@ -205,7 +205,7 @@ Worker <get, use> Tool`, DefaultOptions)
 		4, -4, 0,
 		3, 0, -3,
 	})
-	if got := generator(c); !mat.EqualApprox(got, want, 1e-15) {
+	if got := denseGenerator(c); !mat.EqualApprox(got, want, 1e-15) {
 		t.Fatalf("generator\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(want))
 	}
 }
@@ -239,7 +239,7 @@ func TestSteadyAgainstDense(t *testing.T) {
 			for _, agg := range []bool{true, false} {
 				c := deriveFile(t, "../testdata/"+f, Options{Aggregate: agg})
 				pi := steady(t, c)
-				want := denseSteady(generator(c))
+				want := denseSteady(denseGenerator(c))
 				for i := range pi {
 					if !near(pi[i], want[i], 1e-9) {
 						t.Fatalf("aggregate=%v: pi[%d] = %.15g, dense %.15g", agg, i, pi[i], want[i])

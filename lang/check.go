@@ -83,8 +83,18 @@ const MaxArraySize = 1 << 20
 // Load parses and checks a model. The model is nil when there are errors.
 func Load(filename string, src []byte) (*Model, Diagnostics) {
 	f, diags := parse(filename, src)
+	syntaxErrors := diags.HasErrors()
 	m, cd := Check(f)
-	diags = append(diags, cd...)
+	for _, d := range cd {
+		// With a part of the file that did not parse, a warning such as
+		// "rate r is defined but never used" may be false: the use may be
+		// in that part. Errors stay (broken definitions are not reported
+		// as undefined).
+		if syntaxErrors && d.Severity == Warning {
+			continue
+		}
+		diags = append(diags, d)
+	}
 	diags.Sort()
 	diags.truncate()
 	if diags.HasErrors() {
@@ -595,26 +605,296 @@ func newAlphabet() *alphabet {
 }
 
 type alphaChecker struct {
-	c      *checker
-	seq    map[string]*alphabet // sequential definitions, closed under derivatives
-	static map[string]*alphabet // static definitions
+	c             *checker
+	hiddenPassive map[string]Pos       // passive actions that may be hidden
+	seq           map[string]*alphabet // sequential definitions, closed under derivatives
+	static        map[string]*alphabet // static definitions
 }
 
+// passiveCheck reports passive activities that can never be synchronised
+// with an active partner. Whether a passive activity is exposed depends on
+// which states are reachable (semantics.md section 1: a model is invalid
+// when a reachable state enables a passive activity at the top level), so
+// the checker reports an error only where that is certain, and the
+// derivation decides the rest:
+//
+//   - error: a component reaches a passive activity through activities
+//     that nothing can block (active, on actions in no cooperation set
+//     above it), and the activity reaches the top level (or is hidden)
+//     unsynchronised, or synchronised only with partners for which the
+//     same holds: the state that enables it is reachable;
+//   - warning: an action whose every activity reaching the top level is
+//     passive, where it is not certain that a state enabling one is
+//     reachable.
+//
+// A component that is passive on an action in one derivative and active in
+// another is fine; so is one whose choice between the two is resolved by
+// its partners. One state enabling an action both actively and passively
+// on one side of a cooperation has no apparent rate (section 1's rule
+// r_a is a sum over the enabled activities, undefined when some are
+// passive and some not): the derivation reports that, with the state.
 func (c *checker) passiveCheck() {
-	a := &alphaChecker{c: c, seq: map[string]*alphabet{}, static: map[string]*alphabet{}}
+	a := &alphaChecker{c: c, seq: map[string]*alphabet{}, static: map[string]*alphabet{}, hiddenPassive: map[string]Pos{}}
 	top := a.term(c.f.System)
+	ce := &certainChecker{c: c, alpha: a, memo: map[staticKey]certainSet{}, hidden: map[string]Pos{}}
+	certain := ce.term(c.f.System, nil).m
+
 	type item struct {
 		act string
 		pos Pos
+		err bool
 	}
 	var items []item
 	for act, pos := range top.passive {
-		items = append(items, item{act, pos})
+		if cpos, ok := certain[act]; ok {
+			items = append(items, item{act, cpos, true})
+		} else if !top.active[act] {
+			items = append(items, item{act, pos, false})
+		}
 	}
 	sort.Slice(items, func(i, j int) bool { return items[i].pos.Offset < items[j].pos.Offset })
 	for _, it := range items {
-		c.errorf(it.pos, "action %s is passive and never synchronised with an active partner", it.act)
+		if it.err {
+			c.errorf(it.pos, "action %s is passive and never synchronised with an active partner", it.act)
+		} else {
+			c.warnf(it.pos, "action %s may be passive and never synchronised with an active partner: every %s that reaches the top level is passive (an error if a reachable state enables it)", it.act, it.act)
+		}
 	}
+	items = items[:0]
+	for act, pos := range a.hiddenPassive {
+		if cpos, ok := ce.hidden[act]; ok {
+			items = append(items, item{act, cpos, true})
+		} else {
+			items = append(items, item{act, pos, false})
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].pos.Offset < items[j].pos.Offset })
+	for _, it := range items {
+		if it.err {
+			c.errorf(it.pos, "passive action %s is hidden, so it can never be synchronised with an active partner", it.act)
+		} else {
+			c.warnf(it.pos, "passive action %s may be hidden, and then it can never be synchronised with an active partner (an error if a reachable state enables it)", it.act)
+		}
+	}
+}
+
+// certainChecker finds the passive activities that are certainly enabled
+// at the top level in a reachable state. A component's moves on actions in
+// no cooperation set above it (hiding aside) can never be blocked, and the
+// moves of different components interleave freely, so every combination of
+// the local derivatives the components reach by such moves is a reachable
+// state.
+type certainChecker struct {
+	c      *checker
+	alpha  *alphaChecker
+	memo   map[staticKey]certainSet // static definitions, by name and context
+	hidden map[string]Pos           // passive actions certainly enabled under a hiding of them
+}
+
+type staticKey struct {
+	name string
+	env  *blockEnv
+}
+
+// blockEnv is the context of a term: the cooperation sets above it, each
+// hiding between them cancelling the sets above it for its actions. It is
+// a chain from the term outwards, extended only by non-empty sets and by
+// hidings, so a long chain A1 <> A2 <> ... <> An costs nothing.
+type blockEnv struct {
+	parent *blockEnv
+	set    map[string]bool // a cooperation set
+	hidden map[string]bool // or a hiding
+}
+
+func (b *blockEnv) blocked(act string) bool {
+	for ; b != nil; b = b.parent {
+		if b.set[act] {
+			return true
+		}
+		if b.hidden[act] {
+			return false
+		}
+	}
+	return false
+}
+
+// certainSet maps an action to a passive activity certainly enabled; a set
+// stored in the memo is shared and copied before it is changed.
+type certainSet struct {
+	m      map[string]Pos
+	shared bool
+}
+
+func (cs certainSet) own() certainSet {
+	if !cs.shared {
+		return cs
+	}
+	m := make(map[string]Pos, len(cs.m))
+	for k, v := range cs.m {
+		m[k] = v
+	}
+	return certainSet{m: m}
+}
+
+// term returns, for each action, a passive activity of p certainly enabled
+// (and not synchronised inside p) in a reachable state, in context env.
+func (ce *certainChecker) term(p Process, env *blockEnv) certainSet {
+	switch p := p.(type) {
+	case *ParenProc:
+		return ce.term(p.X, env)
+	case *Const:
+		info := ce.c.m.Procs[p.Name]
+		if info.Kind == Sequential {
+			return ce.sequential(p, env)
+		}
+		key := staticKey{p.Name, env}
+		if cs, ok := ce.memo[key]; ok {
+			return cs
+		}
+		cs := ce.term(info.Decl.Body, env)
+		cs.shared = true
+		ce.memo[key] = cs
+		return cs
+	case *Prefix, *Choice:
+		return ce.sequential(p, env)
+	case *Array:
+		// Identical copies reach the same derivatives, all at once: a
+		// passive activity certain for one copy is certain for the array,
+		// synchronised among the copies or not.
+		inner := env
+		if len(p.Actions) > 0 {
+			inner = &blockEnv{parent: env, set: map[string]bool{}}
+			for _, id := range p.Actions {
+				inner.set[id.Name] = true
+			}
+		}
+		return ce.term(&Const{p.Name}, inner)
+	case *Hide:
+		hid := map[string]bool{}
+		for _, h := range p.Actions {
+			hid[h.Name] = true
+		}
+		got := ce.term(p.X, &blockEnv{parent: env, hidden: hid})
+		for act := range hid {
+			pos, ok := got.m[act]
+			if !ok {
+				continue
+			}
+			if old, ok := ce.hidden[act]; !ok || pos.Offset < old.Offset {
+				ce.hidden[act] = pos
+			}
+			got = got.own()
+			delete(got.m, act)
+		}
+		return got
+	case *Coop:
+		set := map[string]bool{}
+		if p.Kind == CoopWildcard {
+			x, y := ce.alpha.term(p.X), ce.alpha.term(p.Y)
+			for act := range x.active {
+				if y.performs(act) {
+					set[act] = true
+				}
+			}
+			for act := range x.passive {
+				if y.performs(act) {
+					set[act] = true
+				}
+			}
+		} else {
+			for _, id := range p.Actions {
+				set[id.Name] = true
+			}
+		}
+		inner := env
+		if len(set) > 0 {
+			inner = &blockEnv{parent: env, set: set}
+		}
+		x, y := ce.term(p.X, inner), ce.term(p.Y, inner)
+		out := x.own()
+		// Shared actions stay only where both sides are certain; walk the
+		// smaller of the set and the left side's map (a long chain
+		// A1 <> A2 <> ... grows the map, not the set).
+		drop := func(act string) {
+			if _, both := y.m[act]; set[act] && !both {
+				delete(out.m, act)
+			}
+		}
+		if len(set) < len(out.m) {
+			for act := range set {
+				drop(act)
+			}
+		} else {
+			for act := range out.m {
+				drop(act)
+			}
+		}
+		for act, pos := range y.m {
+			if _, ok := out.m[act]; !ok && !set[act] {
+				out.m[act] = pos
+			}
+		}
+		return out
+	}
+	return certainSet{m: map[string]Pos{}}
+}
+
+// sequential explores the derivatives of a sequential term reachable by
+// active moves on unblocked actions and returns the passive activities they
+// enable (the first in the source for each action).
+func (ce *certainChecker) sequential(start Process, env *blockEnv) certainSet {
+	out := map[string]Pos{}
+	seen := map[any]bool{}
+	var queue []Process
+	push := func(t Process) {
+		for {
+			q, ok := t.(*ParenProc)
+			if !ok {
+				break
+			}
+			t = q.X
+		}
+		var key any = t
+		if k, ok := t.(*Const); ok {
+			key = k.Name
+		}
+		if !seen[key] {
+			seen[key] = true
+			queue = append(queue, t)
+		}
+	}
+	var enabled func(t Process, depth int)
+	enabled = func(t Process, depth int) {
+		if depth > 1000 {
+			return // guarded recursion is checked elsewhere
+		}
+		switch q := t.(type) {
+		case *Prefix:
+			r := ce.c.m.prefixRates[q]
+			if r.Passive {
+				if old, ok := out[q.Action.Name]; !ok || q.Action.NamePos.Offset < old.Offset {
+					out[q.Action.Name] = q.Action.NamePos
+				}
+			} else if !env.blocked(q.Action.Name) {
+				push(q.Then)
+			}
+		case *Choice:
+			for _, alt := range q.Alts {
+				enabled(alt, depth+1)
+			}
+		case *ParenProc:
+			enabled(q.X, depth+1)
+		case *Const:
+			if info, ok := ce.c.m.Procs[q.Name]; ok {
+				enabled(info.Decl.Body, depth+1)
+			}
+		}
+	}
+	push(start)
+	for k := 0; k < len(queue); k++ {
+		enabled(queue[k], 0)
+	}
+	return certainSet{m: out}
 }
 
 // term computes the alphabet of a process term of the system structure.
@@ -659,7 +939,9 @@ func (a *alphaChecker) term(p Process) *alphabet {
 		}
 		for act, pos := range inner.passive {
 			if hidden[act] {
-				a.c.errorf(pos, "passive action %s is hidden, so it can never be synchronised with an active partner", act)
+				if old, ok := a.hiddenPassive[act]; !ok || pos.Offset < old.Offset {
+					a.hiddenPassive[act] = pos
+				}
 				continue
 			}
 			al.addPassive(act, pos)

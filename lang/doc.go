@@ -1,5 +1,5 @@
 // Package lang is the front end for the PEPA dialect of this project
-// (../shared/spec/language.md): scanner, parser, syntax tree, static checker
+// (docs/language.md): scanner, parser, syntax tree, static checker
 // and printer. It knows nothing of Markov chains.
 //
 // # Pipeline
@@ -21,7 +21,17 @@
 //     names of definitions that failed to parse are not reported again as
 //     undefined.
 //   - Diagnostics have the form FILE:LINE:COL: error|warning: MESSAGE, are
-//     sorted by position, and columns count bytes from 1.
+//     sorted by position, and columns count bytes from 1 (after a UTF-8
+//     byte-order mark, which is accepted at the start of a file). A file
+//     with syntax errors gets no checker warnings: the part that did not
+//     parse may hold the use of an "unused" definition.
+//   - Static checks report errors only where they are certain. A passive
+//     activity is an error when it is certainly enabled at the top level in
+//     a reachable state (reached by moves nothing can block, see
+//     passiveCheck), a warning when every activity of its action reaching
+//     the top is passive but reachability is not certain, and otherwise
+//     left to the derivation, which decides on the reachable states
+//     (semantics.md section 1).
 //   - Parse(Format(f)) equals f up to positions and comments (Equal), and
 //     Format is idempotent.
 //   - A Model is handed out only when there are no errors; its invariants are

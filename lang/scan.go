@@ -2,6 +2,7 @@ package lang
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -78,9 +79,17 @@ func (s *scanner) newline(off int) {
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
+// byteOrderMark is U+FEFF encoded in UTF-8.
+const byteOrderMark = "\xEF\xBB\xBF"
+
 func scan(file, src string, diags *Diagnostics) *scanner {
 	s := &scanner{file: file, src: src, line: 1, diags: diags}
 	s.toks = make([]lexer.Token, 0, len(src)/4+1)
+	if strings.HasPrefix(src, byteOrderMark) {
+		// Editors on Windows start UTF-8 files with a byte-order mark; it
+		// is not part of the text (columns count from after it).
+		s.off, s.lineOff = len(byteOrderMark), len(byteOrderMark)
+	}
 	for s.off < len(src) {
 		c := src[s.off]
 		start := s.off

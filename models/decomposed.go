@@ -38,6 +38,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 		partOf[p.Leaf] = p
 	}
 	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, Solved: "decomposed", Independent: true}
+	res.Warnings = Uncomputed(s, machines)
 	states, product := 0, 1.0
 	for _, p := range parts {
 		states += p.Chain.N
@@ -141,6 +142,7 @@ func AnalyzeParts(ctx context.Context, s *ctmc.Structure, parts []*ctmc.Part, op
 			return err
 		}
 		mr.Quantile, err = mr.dist.Quantile(opt.Quantile)
+		mr.Note = neverFinishes(mr)
 		return err
 	})
 	if err != nil {

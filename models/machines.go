@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -129,7 +130,12 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 	}
 	var out []*Machine
 	if len(named) > 0 {
+		seen := map[string]bool{}
 		for _, n := range named {
+			if seen[n] {
+				return nil, fmt.Errorf("--machines: %s is named twice (each machine counts once)", n)
+			}
+			seen[n] = true
 			l, ok := byName[n]
 			if !ok {
 				return nil, fmt.Errorf("--machines: no component %q (the components are %s)", n, strings.Join(limit(all, 12), ", "))
@@ -193,4 +199,76 @@ func Independent(s *ctmc.Structure, machines []*Machine) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// Uncomputed names the applications no machine computes: for each passive
+// action of a non-machine component that no machine performs actively, a
+// sentence naming the component and the action. Such an application never
+// finishes, and no machine's figures account for it, so robustness alone
+// would look better than the mapping is. Every detected machine counts
+// (not only those in machines), so naming a subset with --machines does not
+// flag the other machines' applications.
+func Uncomputed(s *ctmc.Structure, machines []*Machine) []string {
+	passive := map[int32]bool{}
+	for _, l := range s.Leaves {
+		for st := 0; st < l.NumLocal; st++ {
+			for _, t := range l.Transitions(st) {
+				if t.Passive {
+					passive[t.Action] = true
+				}
+			}
+		}
+	}
+	computed := map[int32]bool{}
+	isMach := map[*ctmc.Leaf]bool{}
+	for _, m := range machines {
+		isMach[m.Leaf] = true
+	}
+	for _, l := range s.Leaves {
+		if !isMach[l] && !isMachine(l, passive) {
+			continue
+		}
+		isMach[l] = true
+		for st := 0; st < l.NumLocal; st++ {
+			for _, t := range l.Transitions(st) {
+				if !t.Passive {
+					computed[t.Action] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, l := range s.Leaves {
+		if isMach[l] {
+			continue
+		}
+		var missing []string
+		seen := map[int32]bool{}
+		for st := 0; st < l.NumLocal; st++ {
+			for _, t := range l.Transitions(st) {
+				if t.Passive && !computed[t.Action] && !seen[t.Action] {
+					seen[t.Action] = true
+					missing = append(missing, s.Actions[t.Action])
+				}
+			}
+		}
+		if len(missing) > 0 {
+			sort.Strings(missing)
+			out = append(out, fmt.Sprintf("application %s is computed by no machine (no machine performs %s)", l.Name, strings.Join(missing, ", ")))
+		}
+	}
+	return out
+}
+
+// neverFinishes is the note of a machine that may never complete its
+// cycle (blocked forever, or caught in a deadlocked state, before it
+// finishes); empty otherwise.
+func neverFinishes(mr *MachineResult) string {
+	if !math.IsInf(mr.Mean, 1) {
+		return ""
+	}
+	if d := mr.dist; d != nil && d.Complete && len(d.Absorbed) > 0 {
+		return fmt.Sprintf("it may never finish: with probability %.4g it deadlocks or is blocked forever before completing its cycle (E[F] is infinite)", 1-d.Absorbed[len(d.Absorbed)-1])
+	}
+	return "it may never finish: it can deadlock or be blocked forever before completing its cycle (E[F] is infinite)"
 }

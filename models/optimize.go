@@ -2,11 +2,9 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -17,12 +15,20 @@ type OptimizeOptions struct {
 	Budget    time.Duration // default 10 s
 	Seed      uint64
 	// MakespanSlack, if >= 0, keeps the expected makespan within
-	// (1 + MakespanSlack) times the fastest mapping found.
+	// (1 + MakespanSlack) times the fastest heuristic's.
 	MakespanSlack float64
 	Epsilon       float64
-	// Exhaustive bounds the number of mappings (machines^applications)
-	// searched exhaustively instead of by local search (default 200,000).
-	Exhaustive float64
+	// Progress, if set, is called about once a second during the search.
+	Progress func(OptimizeProgress)
+}
+
+// OptimizeProgress is the state of a running search.
+type OptimizeProgress struct {
+	Phase   string // "exact" or "search"
+	Elapsed time.Duration
+	Best    float64 // the best score so far
+	Bound   float64 // an upper bound on any mapping's score (1 if unknown yet)
+	Moves   int
 }
 
 // Candidate is a mapping with its figures.
@@ -35,43 +41,113 @@ type Candidate struct {
 	Makespan   float64 // E[max_j F_j] (NaN when not computed)
 }
 
+// Reasons a search stops (OptimizeResult.Stopped).
+const (
+	StoppedProved      = "optimal (proved)"
+	StoppedBudget      = "budget" // the value the JSON output had before
+	StoppedInterrupted = "interrupted"
+)
+
 // OptimizeResult is what Optimize found.
 type OptimizeResult struct {
-	Heuristics  []Candidate
-	Best        Candidate
-	Stopped     string // "local optimum", "budget" or "exhaustive search"
-	Moves       int    // moves and swaps evaluated
-	Evaluations int    // machine finishing times solved
+	Heuristics []Candidate
+	Best       Candidate
+	Stopped    string // StoppedProved, StoppedBudget or StoppedInterrupted
+	// Proved: Best's score is the largest any mapping reaches (machines
+	// computing their applications in specification order).
+	Proved bool
+	// Bound is an upper bound on the score of every mapping: Best.Score
+	// when proved, else the fastest-share bound (bound.go).
+	Bound       float64
+	Exact       bool // the exact method ran to its end (MakespanSlack may still rule its optimum out)
+	Moves       int  // moves and swaps evaluated by the local search
+	Restarts    int  // local searches started (from heuristics and perturbations)
+	Evaluations int  // machine finishing times solved
 	Elapsed     time.Duration
 }
 
+// Gap is how far the best found may be from the optimum.
+func (r *OptimizeResult) Gap() float64 { return math.Max(0, r.Bound-r.Best.Score) }
+
 // optimizer evaluates mappings of an Instance, caching each machine's
-// probability by the applications it computes.
+// probability by the set of applications it computes.
+//
+// A machine's P(F <= beta) depends on its applications and on which of
+// them it computes first: the race of the ideal and perturbed paths is
+// decided on the first application's first phase, so its rates weigh the
+// two paths; the order of the others does not matter (their phases add up
+// to the same sum, the owner evolving independently of them). Optimize
+// keeps each machine's applications in specification order, so a set
+// determines the machine's figure, and its optimum is over such mappings.
 type optimizer struct {
-	in    *Instance
-	opt   OptimizeOptions
-	ctx   context.Context
-	cache map[string]float64
-	evals int
+	in       *Instance
+	opt      OptimizeOptions
+	ctx      context.Context
+	deadline time.Time
+	start    time.Time
+	cache    map[setKey]float64
+	// solver solves the sets for the exact method and the search: faster
+	// than machineFinish (package passage), the same within the solvers'
+	// error bounds; the figures reported are machineFinish's.
+	solver  *machineSolver
+	zobrist []uint64 // per application, for set keys of more than 64 applications
+	evals   int
+	scratch []int
+
+	// For progress reports.
+	lastReport time.Time
+	bestScore  float64
+	bound      float64
+	moves      int
+	phase      string
 }
 
-func (o *optimizer) machineP(j int, apps []int) (float64, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d:", j)
-	for _, a := range apps {
-		fmt.Fprintf(&b, "%d,", a)
+// setKey names a machine's set of applications: the bit mask itself for up
+// to 64 applications, else an XOR of per-application random words (the
+// figures of the final mapping are recomputed without the cache).
+type setKey struct {
+	j int32
+	h uint64
+}
+
+func (o *optimizer) appWord(a int) uint64 {
+	if o.zobrist == nil {
+		return 1 << uint(a)
 	}
-	key := b.String()
+	return o.zobrist[a]
+}
+
+func (o *optimizer) setHash(apps []int) uint64 {
+	var h uint64
+	for _, a := range apps {
+		h ^= o.appWord(a)
+	}
+	return h
+}
+
+// machineP is P(F_j <= beta) of machine j computing apps (sorted), whose
+// set hash is h.
+func (o *optimizer) machineP(j int, apps []int, h uint64) (float64, error) {
+	key := setKey{int32(j), h}
 	if p, ok := o.cache[key]; ok {
 		return p, nil
 	}
-	mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
-	if err != nil {
-		return 0, err
+	var p float64
+	if o.solver != nil {
+		var err error
+		if p, err = o.solver.p(j, apps); err != nil {
+			return 0, err
+		}
+	} else {
+		mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
+		if err != nil {
+			return 0, err
+		}
+		p = mr.PByBeta
 	}
 	o.evals++
-	o.cache[key] = mr.PByBeta
-	return mr.PByBeta, nil
+	o.cache[key] = p
+	return p, nil
 }
 
 // score is the objective of per-machine probabilities, with the other
@@ -95,13 +171,13 @@ func better(a1, a2, b1, b2 float64) bool {
 }
 
 // makespan computes E[max_j F_j] of an allocation.
-func (o *optimizer) makespan(alloc [][]int) (float64, error) {
+func (o *optimizer) makespan(ctx context.Context, alloc [][]int) (float64, error) {
 	res := &Result{}
 	for j, apps := range alloc {
 		if len(apps) == 0 {
 			continue
 		}
-		mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, true)
+		mr, err := o.in.machineFinish(ctx, j, apps, o.opt.Beta, o.opt.Epsilon, true)
 		if err != nil {
 			return 0, err
 		}
@@ -111,13 +187,59 @@ func (o *optimizer) makespan(alloc [][]int) (float64, error) {
 	return res.ExpectedMakespan, nil
 }
 
-// Optimize searches for the most robust mapping of the applications of in:
-// the classic heuristics for independent tasks on heterogeneous machines
-// (Braun et al. 2001: MET, MCT, Min-min, Max-min, Sufferage) on the ETC
-// matrix (times divided by each machine's availability), then local search
-// from the best of them (move one application, swap two), re-solving only
-// the two machines a move changes. Small instances are searched
-// exhaustively. The search is deterministic for a seed.
+// candidate evaluates an allocation without the cache (exact figures).
+func (o *optimizer) candidate(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error) {
+	ps := make([]float64, len(alloc))
+	for j, apps := range alloc {
+		mr, err := o.in.machineFinish(ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
+		if err != nil {
+			return Candidate{}, err
+		}
+		ps[j] = mr.PByBeta
+	}
+	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+	c.Score, _, c.Robustness, c.Joint = o.score(ps)
+	if withMakespan {
+		ms, err := o.makespan(ctx, alloc)
+		if err != nil {
+			return Candidate{}, err
+		}
+		c.Makespan = ms
+	}
+	return c, nil
+}
+
+// tick reports progress about once a second and says whether the search
+// must stop (budget spent or interrupted).
+func (o *optimizer) tick() bool {
+	now := time.Now()
+	if o.opt.Progress != nil && now.Sub(o.lastReport) >= time.Second {
+		o.lastReport = now
+		o.opt.Progress(OptimizeProgress{Phase: o.phase, Elapsed: now.Sub(o.start), Best: o.bestScore, Bound: o.bound, Moves: o.moves})
+	}
+	return o.ctx.Err() != nil || now.After(o.deadline)
+}
+
+// Optimize searches for the most robust mapping of the applications of in
+// (each machine computing its applications in specification order).
+//
+//  1. The classic heuristics for independent tasks on heterogeneous
+//     machines (Braun et al. 2001: MET, MCT, Min-min, Max-min, Sufferage)
+//     on the ETC matrix (times divided by each machine's availability).
+//  2. When it fits in half the budget (estimated from timed solves), the
+//     exact optimum: every machine's probability for every set of
+//     applications, combined by a dynamic program over subsets; the result
+//     is proved optimal.
+//  3. Otherwise, iterated local search until the budget is spent: first
+//     improvement over moves of one application and swaps of two (all of
+//     them on small instances; on large ones those touching the two worst
+//     machines and a random sample of the rest), from every heuristic in
+//     turn, then from perturbations of the best mapping found. An upper
+//     bound (bound.go) says how far from the optimum the result can be.
+//
+// On interruption (ctx) or budget end it returns the best mapping found so
+// far, with Stopped saying why. The search is deterministic for a seed
+// when it is not cut short by time.
 func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*OptimizeResult, error) {
 	start := time.Now()
 	if opt.Objective == "" {
@@ -129,85 +251,198 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	if opt.Epsilon <= 0 {
 		opt.Epsilon = 1e-10
 	}
-	if opt.Exhaustive == 0 {
-		opt.Exhaustive = 200_000
+	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
+		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
+		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
+	nApps, nMach := len(in.Apps), len(in.Machines)
+	if nApps > 64 {
+		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
+		o.zobrist = make([]uint64, nApps)
+		for a := range o.zobrist {
+			o.zobrist[a] = rng.Uint64()
+		}
 	}
-	o := &optimizer{in: in, opt: opt, ctx: ctx, cache: map[string]float64{}}
-	res := &OptimizeResult{}
-
-	eval := func(name string, alloc [][]int) (Candidate, error) {
-		ps := make([]float64, len(alloc))
-		for j, apps := range alloc {
-			var err error
-			if ps[j], err = o.machineP(j, apps); err != nil {
-				return Candidate{}, err
+	res := &OptimizeResult{Bound: 1}
+	end := start.Add(opt.Budget)
+	if opt.MakespanSlack < 0 {
+		// Keep time for the figures of the result and the heuristics
+		// (expected makespans are costly: products of distributions,
+		// integrated) and the bound.
+		o.deadline = start.Add(opt.Budget * 85 / 100)
+	}
+	finish := func(best Candidate, why string) (*OptimizeResult, error) {
+		res.Stopped = why
+		interrupted := why == StoppedInterrupted
+		if interrupted {
+			ctx = context.Background() // the figures of the best are still wanted
+		}
+		o.ctx = ctx
+		// The figures reported are machineFinish's (package passage), as
+		// every other verb computes them, with the makespan unless
+		// interrupted on a large instance.
+		t0 := time.Now()
+		c, err := o.candidate(ctx, best.Name, best.Allocation, !interrupted || nMach*nApps < 1e5)
+		if err != nil {
+			return nil, err
+		}
+		oneMakespan := time.Since(t0)
+		res.Best = c
+		for k := range res.Heuristics {
+			h := &res.Heuristics[k]
+			hc, err := o.candidate(ctx, h.Name, h.Allocation, false)
+			if err != nil {
+				return nil, err
+			}
+			hc.Makespan = h.Makespan
+			*h = hc
+		}
+		if !res.Exact && !interrupted && time.Now().Before(end) {
+			// Again from the best found: a higher floor rules out more.
+			o.phase = "bound"
+			b, err := o.upperBound(c.Robustness, c.Joint)
+			if err != nil {
+				return nil, err
+			}
+			res.Bound = math.Min(res.Bound, b)
+		}
+		// The heuristics' makespans, while they fit in the budget (on a
+		// large instance a makespan takes a while: a product of
+		// distributions, integrated).
+		for k := range res.Heuristics {
+			h := &res.Heuristics[k]
+			if math.IsNaN(h.Makespan) && !interrupted && time.Now().Add(oneMakespan).Before(end) {
+				if h.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
+					return nil, err
+				}
 			}
 		}
-		c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
-		c.Score, _, c.Robustness, c.Joint = o.score(ps)
-		ms, err := o.makespan(alloc)
-		if err != nil {
-			return Candidate{}, err
+		if res.Proved {
+			res.Bound = c.Score
 		}
-		c.Makespan = ms
-		return c, nil
+		res.Bound = math.Max(res.Bound, c.Score)
+		if !res.Proved && !interrupted && c.Score >= res.Bound-1e-12 {
+			res.Proved, res.Stopped = true, StoppedProved
+		}
+		res.Evaluations = o.evals
+		res.Elapsed = time.Since(start)
+		return res, nil
 	}
+
+	// 1. Heuristics, scored with the search's solver; their expected
+	// makespans first only when the makespan constraint needs them.
+	etm := in.expectedTimes()
 	fastest := math.Inf(1)
 	for _, h := range heuristics {
-		c, err := eval(h.name, h.run(in))
+		c, err := o.quick(h.name, h.run(in, etm), opt.MakespanSlack >= 0)
 		if err != nil {
+			if ctx.Err() != nil && len(res.Heuristics) > 0 {
+				return finish(res.Heuristics[0], StoppedInterrupted)
+			}
 			return nil, err
 		}
 		res.Heuristics = append(res.Heuristics, c)
 		fastest = math.Min(fastest, c.Makespan)
 	}
-	best := res.Heuristics[0]
-	for _, c := range res.Heuristics[1:] {
-		if better(c.Score, c.secondary(opt.Objective), best.Score, best.secondary(opt.Objective)) {
-			best = c
-		}
-	}
 	allowed := func(ms float64) bool {
 		return opt.MakespanSlack < 0 || ms <= (1+opt.MakespanSlack)*fastest*(1+1e-12)
 	}
-	if !allowed(best.Makespan) {
-		// The most robust heuristic is too slow: start from the fastest.
-		for _, c := range res.Heuristics {
-			if c.Makespan == fastest {
-				best = c
-				break
+	// Starts for the local search: the heuristics, best first, those too
+	// slow for the makespan constraint left out.
+	var starts []Candidate
+	for _, c := range res.Heuristics {
+		if allowed(c.Makespan) {
+			starts = append(starts, c)
+		}
+	}
+	sort.SliceStable(starts, func(a, b int) bool {
+		return better(starts[a].Score, starts[a].secondary(opt.Objective), starts[b].Score, starts[b].secondary(opt.Objective))
+	})
+	best := starts[0]
+	o.bestScore = best.Score
+
+	// 2. The exact optimum, when it fits (one machine: the only mapping).
+	if nMach == 1 {
+		res.Proved = true
+		return finish(best, StoppedProved)
+	}
+	if o.exactFits(nApps, nMach) {
+		o.phase = "exact"
+		c, done, err := o.exact()
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return finish(best, StoppedInterrupted)
+		}
+		if done {
+			res.Exact = true
+			res.Bound = c.Score
+			o.bound = c.Score
+			ok := true
+			if opt.MakespanSlack >= 0 {
+				ms, err := o.makespan(ctx, c.Allocation)
+				if err != nil {
+					return finish(best, StoppedInterrupted)
+				}
+				ok = allowed(ms)
 			}
+			if ok {
+				res.Proved = true
+				return finish(c, StoppedProved)
+			}
+			// The unconstrained optimum is too slow: search under the
+			// constraint, with its score as the bound.
 		}
 	}
 
-	nApps, nMach := len(in.Apps), len(in.Machines)
-	if math.Pow(float64(nMach), float64(nApps)) <= opt.Exhaustive {
-		c, err := o.exhaustive(allowed)
+	// 3. Iterated local search, with the bound (for the progress line and
+	// in case the search is cut short) from the best heuristic.
+	if !res.Exact {
+		o.phase = "bound"
+		b, err := o.upperBound(best.Robustness, best.Joint)
 		if err != nil {
+			if ctx.Err() != nil {
+				return finish(best, StoppedInterrupted)
+			}
 			return nil, err
 		}
-		if c.Allocation != nil {
-			best = c
-		}
-		res.Stopped = "exhaustive search"
-	} else {
-		var err error
-		best, res.Stopped, res.Moves, err = o.localSearch(best, allowed, start)
-		if err != nil {
-			return nil, err
-		}
+		res.Bound, o.bound = b, b
 	}
-	if math.IsNaN(best.Makespan) {
-		ms, err := o.makespan(best.Allocation)
-		if err != nil {
-			return nil, err
-		}
-		best.Makespan = ms
+	o.phase = "search"
+	found, err := o.iteratedSearch(starts, allowed, res)
+	if err != nil && ctx.Err() == nil {
+		return nil, err
 	}
-	res.Best = best
-	res.Evaluations = o.evals
-	res.Elapsed = time.Since(start)
-	return res, nil
+	if better(found.Score, found.secondary(opt.Objective), best.Score, best.secondary(opt.Objective)) {
+		best = found
+	}
+	if ctx.Err() != nil {
+		return finish(best, StoppedInterrupted)
+	}
+	return finish(best, StoppedBudget)
+}
+
+// quick scores an allocation with the search's solver and cache.
+func (o *optimizer) quick(name string, alloc [][]int, withMakespan bool) (Candidate, error) {
+	ps := make([]float64, len(alloc))
+	for j, apps := range alloc {
+		sort.Ints(apps)
+		p, err := o.machineP(j, apps, o.setHash(apps))
+		if err != nil {
+			return Candidate{}, err
+		}
+		ps[j] = p
+	}
+	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+	c.Score, _, c.Robustness, c.Joint = o.score(ps)
+	if withMakespan {
+		ms, err := o.makespan(o.ctx, alloc)
+		if err != nil {
+			return Candidate{}, err
+		}
+		c.Makespan = ms
+	}
+	return c, nil
 }
 
 func (c Candidate) secondary(objective string) float64 {
@@ -217,218 +452,556 @@ func (c Candidate) secondary(objective string) float64 {
 	return c.Joint
 }
 
-// localSearch improves cur by moves and swaps taken in a seeded random
-// order, accepting every improving one (first improvement, the pass going
-// on), until a full pass finds no improvement or the budget ends.
-func (o *optimizer) localSearch(cur Candidate, allowed func(float64) bool, start time.Time) (Candidate, string, int, error) {
+// maxExactApps bounds the exact method: its tables hold machines * 2^n
+// probabilities and its program takes machines * 3^n steps.
+const maxExactApps = 20
+
+// exactFits estimates the exact method's time from a few timed solves of
+// random sets (the method solves every set, of every size) and says
+// whether it fits in half the budget.
+func (o *optimizer) exactFits(n, m int) bool {
+	if n > maxExactApps {
+		return false
+	}
+	sets := float64(m) * math.Pow(2, float64(n))
+	if sets <= 20_000 {
+		return true // a second or so even on a loaded machine
+	}
+	// The median of timed solves: a loaded machine pauses the process now
+	// and then, which a mean would count.
+	rng := rand.New(rand.NewPCG(o.opt.Seed, 0xe5a))
+	var times []float64
+	for j := 0; j < m; j++ {
+		for s := 0; s < 5; s++ {
+			mask := rng.Uint64() & (1<<uint(n) - 1)
+			apps := appsOf(mask, nil)
+			t0 := time.Now()
+			if _, err := o.machineP(j, apps, o.setHash(apps)); err != nil {
+				return false
+			}
+			times = append(times, time.Since(t0).Seconds())
+		}
+	}
+	sort.Float64s(times)
+	perSolve := times[len(times)/2]
+	program := float64(m) * math.Pow(3, float64(n)) * 3e-9
+	estimate := sets*perSolve + program
+	return time.Now().Add(time.Duration(estimate * 1e9)).Before(o.start.Add(o.opt.Budget / 2))
+}
+
+func appsOf(mask uint64, buf []int) []int {
+	buf = buf[:0]
+	for a := 0; mask != 0; a, mask = a+1, mask>>1 {
+		if mask&1 != 0 {
+			buf = append(buf, a)
+		}
+	}
+	return buf
+}
+
+// exact solves every machine for every set of applications (sets as bit
+// masks) and finds the best mapping by dynamic programming over subsets:
+// with f_j(S) the best score of S on machines 0..j,
+//
+//	f_j(S) = max over T subset of S of comb(f_{j-1}(S \ T), P_j(T))
+//
+// where comb is min (objective min) or the product (joint); both are
+// non-decreasing in each argument, so the optimum is made of optima. For
+// min, a second program maximises the product among the mappings whose
+// minimum is the optimum (the tie-break of the search). It returns false
+// if the budget or ctx ended it.
+func (o *optimizer) exact() (Candidate, bool, error) {
 	in := o.in
-	rng := rand.New(rand.NewPCG(o.opt.Seed, 0x5eed))
-	nMach := len(in.Machines)
-	alloc := make([][]int, nMach)
-	where := make([]int, len(in.Apps))
-	for j, apps := range cur.Allocation {
-		alloc[j] = append([]int(nil), apps...)
+	n, m := len(in.Apps), len(in.Machines)
+	full := uint64(1)<<uint(n) - 1
+	P := make([][]float64, m)
+	var buf []int
+	for j := range P {
+		P[j] = make([]float64, full+1)
+		for mask := uint64(0); mask <= full; mask++ {
+			if mask&63 == 0 && o.tick() {
+				return Candidate{}, false, o.ctx.Err()
+			}
+			buf = appsOf(mask, buf)
+			p, err := o.machineP(j, buf, mask)
+			if err != nil {
+				return Candidate{}, false, err
+			}
+			P[j][mask] = p
+		}
+	}
+	comb := func(a, b float64) float64 { return a * b }
+	if o.opt.Objective != "joint" {
+		comb = math.Min
+	}
+	value, alloc, ok := o.subsetProgram(P, comb, -1)
+	if !ok {
+		return Candidate{}, false, o.ctx.Err()
+	}
+	if o.opt.Objective != "joint" {
+		// Among the mappings with minimum value, the largest product.
+		_, alloc2, ok := o.subsetProgram(P, func(a, b float64) float64 { return a * b }, value-1e-12)
+		if !ok {
+			return Candidate{}, false, o.ctx.Err()
+		}
+		alloc = alloc2
+	}
+	ps := make([]float64, m)
+	for j, apps := range alloc {
+		var mask uint64
 		for _, a := range apps {
-			where[a] = j
+			mask |= 1 << uint(a)
 		}
+		ps[j] = P[j][mask]
 	}
-	ps := make([]float64, nMach)
-	for j := range alloc {
-		p, err := o.machineP(j, alloc[j])
-		if err != nil {
-			return cur, "", 0, err
-		}
-		ps[j] = p
-	}
-	s1, s2, _, _ := o.score(ps)
-	moves := 0
-	without := func(apps []int, a int) []int {
-		out := make([]int, 0, len(apps))
-		for _, x := range apps {
-			if x != a {
-				out = append(out, x)
-			}
-		}
-		return out
-	}
-	with := func(apps []int, a int) []int {
-		out := append(append(make([]int, 0, len(apps)+1), apps...), a)
-		sort.Ints(out)
-		return out
-	}
-	type move struct{ a, b, to int } // b < 0: move a to machine to; else swap a and b
-	for {
-		// All moves and swaps, in a random order.
-		var cand []move
-		for a := range in.Apps {
-			for j := 0; j < nMach; j++ {
-				if j != where[a] {
-					cand = append(cand, move{a, -1, j})
-				}
-			}
-			for b := a + 1; b < len(in.Apps); b++ {
-				if where[a] != where[b] {
-					cand = append(cand, move{a, b, -1})
-				}
-			}
-		}
-		rng.Shuffle(len(cand), func(i, k int) { cand[i], cand[k] = cand[k], cand[i] })
-		improved := false
-		for _, m := range cand {
-			// The pass goes on after an accepted move; skip what it made stale.
-			if (m.b < 0 && where[m.a] == m.to) || (m.b >= 0 && where[m.a] == where[m.b]) {
-				continue
-			}
-			if moves&255 == 0 {
-				if err := o.ctx.Err(); err != nil {
-					return cur, "", moves, err
-				}
-				if time.Since(start) > o.opt.Budget {
-					return o.finish(alloc, ps, "budget", moves)
-				}
-			}
-			moves++
-			ja := where[m.a]
-			var jb int
-			var na, nb []int
-			if m.b < 0 {
-				jb = m.to
-				na, nb = without(alloc[ja], m.a), with(alloc[jb], m.a)
-			} else {
-				jb = where[m.b]
-				na, nb = with(without(alloc[ja], m.a), m.b), with(without(alloc[jb], m.b), m.a)
-			}
-			pa, err := o.machineP(ja, na)
-			if err != nil {
-				return cur, "", moves, err
-			}
-			pb, err := o.machineP(jb, nb)
-			if err != nil {
-				return cur, "", moves, err
-			}
-			oa, ob := ps[ja], ps[jb]
-			ps[ja], ps[jb] = pa, pb
-			t1, t2, _, _ := o.score(ps)
-			if !better(t1, t2, s1, s2) {
-				ps[ja], ps[jb] = oa, ob
-				continue
-			}
-			oldA, oldB := alloc[ja], alloc[jb]
-			alloc[ja], alloc[jb] = na, nb
-			if o.opt.MakespanSlack >= 0 {
-				ms, err := o.makespan(alloc)
-				if err != nil {
-					return cur, "", moves, err
-				}
-				if !allowed(ms) {
-					alloc[ja], alloc[jb] = oldA, oldB
-					ps[ja], ps[jb] = oa, ob
-					continue
-				}
-			}
-			where[m.a] = jb
-			if m.b >= 0 {
-				where[m.b] = ja
-			}
-			s1, s2 = t1, t2
-			improved = true
-		}
-		if !improved {
-			return o.finish(alloc, ps, "local optimum", moves)
-		}
-	}
-}
-
-func (o *optimizer) finish(alloc [][]int, ps []float64, why string, moves int) (Candidate, string, int, error) {
-	c := Candidate{Name: "local search", Allocation: alloc, Makespan: math.NaN()}
+	c := Candidate{Name: "exact", Allocation: alloc, Makespan: math.NaN()}
 	c.Score, _, c.Robustness, c.Joint = o.score(ps)
-	return c, why, moves, nil
+	return c, true, nil
 }
 
-// exhaustive tries every mapping (applications in index order on each
-// machine); machine probabilities are cached by application set, so the
-// cost is in the enumeration, not the solving.
-func (o *optimizer) exhaustive(allowed func(float64) bool) (Candidate, error) {
-	in := o.in
-	nApps, nMach := len(in.Apps), len(in.Machines)
-	assign := make([]int, nApps)
-	var best Candidate
-	b1, b2 := math.Inf(-1), math.Inf(-1)
-	ps := make([]float64, nMach)
-	alloc := make([][]int, nMach)
-	for {
-		for j := range alloc {
-			alloc[j] = alloc[j][:0]
+// subsetProgram maximises comb over the assignments of every application to
+// a machine, using only sets T with P_j(T) >= floor (floor < 0: all). It
+// returns the best value and an allocation reaching it.
+func (o *optimizer) subsetProgram(P [][]float64, comb func(a, b float64) float64, floor float64) (float64, [][]int, bool) {
+	m := len(P)
+	full := uint64(len(P[0]) - 1)
+	usable := func(j int, t uint64) bool { return P[j][t] >= floor || t == 0 }
+	// f holds the best value of each set on the machines so far (-1: no
+	// assignment reaches the floor); choice[j][S] is machine j's part.
+	f := make([]float64, full+1)
+	for s := range f {
+		f[s] = -1
+		if usable(0, uint64(s)) {
+			f[s] = P[0][s]
 		}
-		for a, j := range assign {
-			alloc[j] = append(alloc[j], a)
+	}
+	choice := make([][]uint32, m)
+	next := make([]float64, full+1)
+	for j := 1; j < m; j++ {
+		choice[j] = make([]uint32, full+1)
+		lo := uint64(0)
+		if j == m-1 {
+			lo = full // only the whole set matters on the last machine
 		}
-		for j := range alloc {
-			p, err := o.machineP(j, alloc[j])
-			if err != nil {
-				return best, err
+		for s := lo; s <= full; s++ {
+			if s&255 == 0 && o.tick() {
+				return 0, nil, false
 			}
-			ps[j] = p
-		}
-		s1, s2, _, _ := o.score(ps)
-		if better(s1, s2, b1, b2) {
-			cp := make([][]int, nMach)
-			for j := range alloc {
-				cp[j] = append([]int(nil), alloc[j]...)
-			}
-			ok := true
-			if o.opt.MakespanSlack >= 0 {
-				ms, err := o.makespan(cp)
-				if err != nil {
-					return best, err
+			bestV, bestT := -1.0, uint64(0)
+			for t := s; ; t = (t - 1) & s {
+				if rest := f[s&^t]; rest >= 0 && usable(j, t) {
+					if v := comb(rest, P[j][t]); v > bestV {
+						bestV, bestT = v, t
+					}
 				}
-				ok = allowed(ms)
+				if t == 0 {
+					break
+				}
+			}
+			next[s] = bestV
+			choice[j][s] = uint32(bestT)
+		}
+		f, next = next, f
+	}
+	// Walk the choices back from the whole set.
+	alloc := make([][]int, m)
+	s := full
+	for j := m - 1; j >= 1; j-- {
+		t := uint64(choice[j][s])
+		alloc[j] = appsOf(t, nil)
+		s &^= t
+	}
+	alloc[0] = appsOf(s, nil)
+	return f[full], alloc, true
+}
+
+// searchState is a mapping under local search, with each machine's set
+// hash and probability.
+type searchState struct {
+	alloc [][]int // sorted
+	where []int
+	hash  []uint64
+	ps    []float64
+	s1    float64 // score
+	s2    float64 // tie-break
+}
+
+func (o *optimizer) load(st *searchState, alloc [][]int) error {
+	m := len(o.in.Machines)
+	st.alloc = make([][]int, m)
+	st.where = make([]int, len(o.in.Apps))
+	st.hash = make([]uint64, m)
+	st.ps = make([]float64, m)
+	for j, apps := range alloc {
+		st.alloc[j] = append([]int(nil), apps...)
+		sort.Ints(st.alloc[j])
+		for _, a := range apps {
+			st.where[a] = j
+		}
+		st.hash[j] = o.setHash(st.alloc[j])
+		p, err := o.machineP(j, st.alloc[j], st.hash[j])
+		if err != nil {
+			return err
+		}
+		st.ps[j] = p
+	}
+	st.s1, st.s2, _, _ = o.score(st.ps)
+	return nil
+}
+
+func (st *searchState) snapshot(o *optimizer, name string) Candidate {
+	alloc := make([][]int, len(st.alloc))
+	for j := range alloc {
+		alloc[j] = append([]int(nil), st.alloc[j]...)
+	}
+	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+	c.Score, _, c.Robustness, c.Joint = o.score(st.ps)
+	return c
+}
+
+// move is a candidate change: application a to machine to (b < 0), or a
+// swap of applications a and b.
+type move struct{ a, b, to int32 }
+
+// without returns apps (sorted) less a, in buf.
+func without(buf, apps []int, a int) []int {
+	buf = buf[:0]
+	for _, x := range apps {
+		if x != a {
+			buf = append(buf, x)
+		}
+	}
+	return buf
+}
+
+// with returns apps (sorted) plus a, sorted, in buf.
+func with(buf, apps []int, a int) []int {
+	buf = buf[:0]
+	i := sort.SearchInts(apps, a)
+	buf = append(buf, apps[:i]...)
+	buf = append(buf, a)
+	return append(buf, apps[i:]...)
+}
+
+// try evaluates a move on st and applies it if it improves the score
+// (and keeps the makespan allowed). It reports whether it was applied.
+func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
+	a := int(mv.a)
+	ja := st.where[a]
+	var jb int
+	var b int
+	if mv.b < 0 {
+		jb = int(mv.to)
+	} else {
+		b = int(mv.b)
+		jb = st.where[b]
+	}
+	if ja == jb {
+		return false, nil
+	}
+	o.moves++
+	ha, hb := st.hash[ja]^o.appWord(a), st.hash[jb]^o.appWord(a)
+	if mv.b >= 0 {
+		ha ^= o.appWord(b)
+		hb ^= o.appWord(b)
+	}
+	// The new sets, built only if a cache lookup misses.
+	na, nb := *bufA, *bufB
+	built := false
+	build := func() {
+		if built {
+			return
+		}
+		built = true
+		if mv.b < 0 {
+			na = without(na, st.alloc[ja], a)
+			nb = with(nb, st.alloc[jb], a)
+		} else {
+			o.scratch = without(o.scratch, st.alloc[ja], a)
+			na = with(na, o.scratch, b)
+			o.scratch = without(o.scratch, st.alloc[jb], b)
+			nb = with(nb, o.scratch, a)
+		}
+		*bufA, *bufB = na, nb // keep the grown buffers
+	}
+	// One machine's new figure first (the one known already, else the
+	// one that gains work): if the move cannot improve even with the other
+	// machine at probability 1, the second solve is not needed.
+	first, second := jb, ja
+	if _, ok := o.cache[setKey{int32(ja), ha}]; ok {
+		first, second = ja, jb
+	}
+	solve := func(j int) (float64, error) {
+		h, set := ha, &na
+		if j == jb {
+			h, set = hb, &nb
+		}
+		if p, ok := o.cache[setKey{int32(j), h}]; ok {
+			return p, nil
+		}
+		build()
+		return o.machineP(j, *set, h)
+	}
+	p1, err := solve(first)
+	if err != nil {
+		return false, err
+	}
+	o1, o2 := st.ps[first], st.ps[second]
+	st.ps[first], st.ps[second] = p1, 1
+	t1, t2, _, _ := o.score(st.ps)
+	st.ps[first], st.ps[second] = o1, o2
+	if !better(t1, t2, st.s1, st.s2) {
+		return false, nil
+	}
+	p2, err := solve(second)
+	if err != nil {
+		return false, err
+	}
+	pa, pb := p1, p2
+	if first == jb {
+		pa, pb = p2, p1
+	}
+	oa, ob := st.ps[ja], st.ps[jb]
+	st.ps[ja], st.ps[jb] = pa, pb
+	t1, t2, _, _ = o.score(st.ps)
+	if !better(t1, t2, st.s1, st.s2) {
+		st.ps[ja], st.ps[jb] = oa, ob
+		return false, nil
+	}
+	build()
+	oldA, oldB := st.alloc[ja], st.alloc[jb]
+	st.alloc[ja] = append(oldA[:0:0], na...)
+	st.alloc[jb] = append(oldB[:0:0], nb...)
+	if o.opt.MakespanSlack >= 0 {
+		ms, err := o.makespan(o.ctx, st.alloc)
+		if err != nil {
+			return false, err
+		}
+		if !allowed(ms) {
+			st.alloc[ja], st.alloc[jb] = oldA, oldB
+			st.ps[ja], st.ps[jb] = oa, ob
+			return false, nil
+		}
+	}
+	st.where[a] = jb
+	if mv.b >= 0 {
+		st.where[b] = ja
+	}
+	st.hash[ja], st.hash[jb] = ha, hb
+	st.s1, st.s2 = t1, t2
+	return true, nil
+}
+
+// fullNeighbourhood is the largest number of moves and swaps searched in
+// full each pass; larger instances search those touching the two worst
+// machines and sampleMoves others.
+const (
+	fullNeighbourhood = 20_000
+	sampleMoves       = 4_000
+)
+
+// neighbourhood lists a pass's moves in a random order.
+func (o *optimizer) neighbourhood(st *searchState, rng *rand.Rand, cand []move) []move {
+	n, m := len(o.in.Apps), len(o.in.Machines)
+	cand = cand[:0]
+	if n*(m-1)+n*(n-1)/2 <= fullNeighbourhood {
+		for a := 0; a < n; a++ {
+			for j := 0; j < m; j++ {
+				if j != st.where[a] {
+					cand = append(cand, move{int32(a), -1, int32(j)})
+				}
+			}
+			for b := a + 1; b < n; b++ {
+				if st.where[a] != st.where[b] {
+					cand = append(cand, move{int32(a), int32(b), -1})
+				}
+			}
+		}
+	} else {
+		// The two worst machines: every move of their applications, and
+		// every swap of one of them with an application elsewhere.
+		w1, w2 := 0, -1
+		for j := range st.ps {
+			if st.ps[j] < st.ps[w1] {
+				w1, w2 = j, w1
+			} else if j != w1 && (w2 < 0 || st.ps[j] < st.ps[w2]) {
+				w2 = j
+			}
+		}
+		for _, w := range []int{w1, w2} {
+			if w < 0 {
+				continue
+			}
+			for _, a := range st.alloc[w] {
+				for j := 0; j < m; j++ {
+					if j != w {
+						cand = append(cand, move{int32(a), -1, int32(j)})
+					}
+				}
+				for b := 0; b < n; b++ {
+					if st.where[b] != w {
+						cand = append(cand, move{int32(a), int32(b), -1})
+					}
+				}
+			}
+		}
+		for k := 0; k < sampleMoves; k++ {
+			a := rng.IntN(n)
+			if rng.IntN(2) == 0 {
+				cand = append(cand, move{int32(a), -1, int32(rng.IntN(m))})
+			} else {
+				cand = append(cand, move{int32(a), int32(rng.IntN(n)), -1})
+			}
+		}
+	}
+	rng.Shuffle(len(cand), func(i, k int) { cand[i], cand[k] = cand[k], cand[i] })
+	return cand
+}
+
+// descend improves st by first improvement until a pass finds nothing or
+// the search must stop (then it returns true).
+func (o *optimizer) descend(st *searchState, rng *rand.Rand, allowed func(float64) bool, cand *[]move, bufA, bufB *[]int) (bool, error) {
+	for {
+		*cand = o.neighbourhood(st, rng, *cand)
+		improved := false
+		for i, mv := range *cand {
+			if i&63 == 0 && o.tick() {
+				return true, nil
+			}
+			ok, err := o.try(st, mv, allowed, bufA, bufB)
+			if err != nil {
+				return true, err
 			}
 			if ok {
-				best = Candidate{Name: "exhaustive search", Allocation: cp, Makespan: math.NaN()}
-				best.Score, _, best.Robustness, best.Joint = o.score(ps)
-				b1, b2 = s1, s2
+				improved = true
+				if better(st.s1, st.s2, o.bestScore, math.Inf(-1)) {
+					o.bestScore = st.s1
+				}
 			}
 		}
-		// Next assignment (odometer).
-		i := 0
-		for i < nApps {
-			assign[i]++
-			if assign[i] < nMach {
-				break
-			}
-			assign[i] = 0
-			i++
-		}
-		if i == nApps {
-			return best, nil
-		}
-		if err := o.ctx.Err(); err != nil {
-			return best, err
+		if !improved {
+			return false, nil
 		}
 	}
+}
+
+// iteratedSearch runs local searches from every start, then from
+// perturbations of the best mapping found, until the budget is spent, ctx
+// ends, or the best reaches the bound.
+func (o *optimizer) iteratedSearch(starts []Candidate, allowed func(float64) bool, res *OptimizeResult) (Candidate, error) {
+	rng := rand.New(rand.NewPCG(o.opt.Seed, 0x5eed))
+	n, m := len(o.in.Apps), len(o.in.Machines)
+	best := starts[0]
+	var st searchState
+	var cand []move
+	var bufA, bufB []int
+	defer func() { res.Moves = o.moves }()
+	for k := 0; ; k++ {
+		if k < len(starts) {
+			if err := o.load(&st, starts[k].Allocation); err != nil {
+				return best, err
+			}
+		} else {
+			// Perturb the best: a few random moves, half of them taking an
+			// application off the worst machine.
+			if err := o.load(&st, best.Allocation); err != nil {
+				return best, err
+			}
+			kicks := 2 + rng.IntN(max(2, min(n/10, 8)))
+			for i := 0; i < kicks && m > 1; i++ {
+				w := 0
+				for j := range st.ps {
+					if st.ps[j] < st.ps[w] {
+						w = j
+					}
+				}
+				var a int
+				if i%2 == 0 && len(st.alloc[w]) > 0 {
+					a = st.alloc[w][rng.IntN(len(st.alloc[w]))]
+				} else {
+					a = rng.IntN(n)
+				}
+				to := rng.IntN(m - 1)
+				if to >= st.where[a] {
+					to++
+				}
+				if err := o.force(&st, a, to); err != nil {
+					return best, err
+				}
+			}
+		}
+		res.Restarts++
+		stop, err := o.descend(&st, rng, allowed, &cand, &bufA, &bufB)
+		if err != nil {
+			return best, err
+		}
+		if better(st.s1, st.s2, best.Score, best.secondary(o.opt.Objective)) {
+			if o.opt.MakespanSlack < 0 || k < len(starts) || o.allowedNow(&st, allowed) {
+				best = st.snapshot(o, "local search")
+				o.bestScore = best.Score
+			}
+		}
+		if stop || best.Score >= o.bound-1e-12 {
+			return best, nil
+		}
+	}
+}
+
+// allowedNow checks the makespan constraint of a perturbed search's result.
+func (o *optimizer) allowedNow(st *searchState, allowed func(float64) bool) bool {
+	ms, err := o.makespan(o.ctx, st.alloc)
+	return err == nil && allowed(ms)
+}
+
+// force moves application a to machine to, whatever the score.
+func (o *optimizer) force(st *searchState, a, to int) error {
+	from := st.where[a]
+	st.alloc[from] = without(nil, st.alloc[from], a)
+	st.alloc[to] = with(nil, st.alloc[to], a)
+	st.where[a] = to
+	for _, j := range []int{from, to} {
+		st.hash[j] = o.setHash(st.alloc[j])
+		p, err := o.machineP(j, st.alloc[j], st.hash[j])
+		if err != nil {
+			return err
+		}
+		st.ps[j] = p
+	}
+	st.s1, st.s2, _, _ = o.score(st.ps)
+	return nil
 }
 
 // Heuristics of Braun et al. (2001) for independent tasks on heterogeneous
 // machines, on expected times ETC[i][j] / availability_j.
 var heuristics = []struct {
 	name string
-	run  func(in *Instance) [][]int
+	run  func(in *Instance, etm [][]float64) [][]int
 }{
 	{"MET", met},
 	{"MCT", mct},
-	{"Min-min", func(in *Instance) [][]int { return minMinMax(in, false) }},
-	{"Max-min", func(in *Instance) [][]int { return minMinMax(in, true) }},
+	{"Min-min", func(in *Instance, etm [][]float64) [][]int { return minMinMax(in, etm, false) }},
+	{"Max-min", func(in *Instance, etm [][]float64) [][]int { return minMinMax(in, etm, true) }},
 	{"Sufferage", sufferage},
 }
 
-// expectedTime is the time of application i on machine j for the heuristics.
-func (in *Instance) expectedTime(i, j int) float64 {
-	avail := in.Avail[j]
-	if in.Owners[j] != nil {
-		avail = in.Owners[j].Availability()
+// expectedTimes is the matrix of times of application i on machine j for
+// the heuristics: ETC[i][j] over the machine's availability.
+func (in *Instance) expectedTimes() [][]float64 {
+	avail := make([]float64, len(in.Machines))
+	for j := range avail {
+		avail[j] = in.Avail[j]
+		if in.Owners[j] != nil {
+			avail[j] = in.Owners[j].Availability()
+		}
 	}
-	return in.ETC[i][j] / avail
+	etm := make([][]float64, len(in.Apps))
+	for i := range etm {
+		etm[i] = make([]float64, len(avail))
+		for j, a := range avail {
+			etm[i][j] = in.ETC[i][j] / a
+		}
+	}
+	return etm
 }
 
 func allocationOf(in *Instance, machineOf []int) [][]int {
@@ -440,11 +1013,11 @@ func allocationOf(in *Instance, machineOf []int) [][]int {
 }
 
 // met maps each application to the machine where it runs fastest.
-func met(in *Instance) [][]int {
+func met(in *Instance, etm [][]float64) [][]int {
 	m := make([]int, len(in.Apps))
 	for a := range in.Apps {
 		for j := range in.Machines {
-			if in.expectedTime(a, j) < in.expectedTime(a, m[a]) {
+			if etm[a][j] < etm[a][m[a]] {
 				m[a] = j
 			}
 		}
@@ -454,16 +1027,16 @@ func met(in *Instance) [][]int {
 
 // mct maps applications in order, each to the machine where it would
 // complete first given what that machine already has.
-func mct(in *Instance) [][]int {
+func mct(in *Instance, etm [][]float64) [][]int {
 	ready := make([]float64, len(in.Machines))
 	m := make([]int, len(in.Apps))
 	for a := range in.Apps {
 		for j := range in.Machines {
-			if ready[j]+in.expectedTime(a, j) < ready[m[a]]+in.expectedTime(a, m[a]) {
+			if ready[j]+etm[a][j] < ready[m[a]]+etm[a][m[a]] {
 				m[a] = j
 			}
 		}
-		ready[m[a]] += in.expectedTime(a, m[a])
+		ready[m[a]] += etm[a][m[a]]
 	}
 	return allocationOf(in, m)
 }
@@ -472,14 +1045,14 @@ func mct(in *Instance) [][]int {
 // unmapped application's earliest completion over the machines; map the
 // application whose earliest completion is smallest (Min-min) or largest
 // (Max-min) there.
-func minMinMax(in *Instance, max bool) [][]int {
+func minMinMax(in *Instance, etm [][]float64, max bool) [][]int {
 	ready := make([]float64, len(in.Machines))
 	m := make([]int, len(in.Apps))
-	left := map[int]bool{}
-	for a := range in.Apps {
+	left := make([]bool, len(in.Apps))
+	for a := range left {
 		left[a] = true
 	}
-	for len(left) > 0 {
+	for remaining := len(left); remaining > 0; remaining-- {
 		pick, pickJ, pickT := -1, -1, 0.0
 		for a := 0; a < len(in.Apps); a++ {
 			if !left[a] {
@@ -487,7 +1060,7 @@ func minMinMax(in *Instance, max bool) [][]int {
 			}
 			bj, bt := 0, math.Inf(1)
 			for j := range in.Machines {
-				if t := ready[j] + in.expectedTime(a, j); t < bt {
+				if t := ready[j] + etm[a][j]; t < bt {
 					bj, bt = j, t
 				}
 			}
@@ -497,21 +1070,21 @@ func minMinMax(in *Instance, max bool) [][]int {
 		}
 		m[pick] = pickJ
 		ready[pickJ] = pickT
-		delete(left, pick)
+		left[pick] = false
 	}
 	return allocationOf(in, m)
 }
 
 // sufferage maps, each round, the application that would suffer most from
 // not getting its best machine (second-earliest minus earliest completion).
-func sufferage(in *Instance) [][]int {
+func sufferage(in *Instance, etm [][]float64) [][]int {
 	ready := make([]float64, len(in.Machines))
 	m := make([]int, len(in.Apps))
-	left := map[int]bool{}
-	for a := range in.Apps {
+	left := make([]bool, len(in.Apps))
+	for a := range left {
 		left[a] = true
 	}
-	for len(left) > 0 {
+	for remaining := len(left); remaining > 0; remaining-- {
 		pick, pickJ, pickS := -1, -1, -1.0
 		for a := 0; a < len(in.Apps); a++ {
 			if !left[a] {
@@ -519,7 +1092,7 @@ func sufferage(in *Instance) [][]int {
 			}
 			b1, b2, bj := math.Inf(1), math.Inf(1), 0
 			for j := range in.Machines {
-				t := ready[j] + in.expectedTime(a, j)
+				t := ready[j] + etm[a][j]
 				if t < b1 {
 					b1, b2, bj = t, b1, j
 				} else if t < b2 {
@@ -535,8 +1108,8 @@ func sufferage(in *Instance) [][]int {
 			}
 		}
 		m[pick] = pickJ
-		ready[pickJ] += in.expectedTime(pick, pickJ)
-		delete(left, pick)
+		ready[pickJ] += etm[pick][pickJ]
+		left[pick] = false
 	}
 	return allocationOf(in, m)
 }

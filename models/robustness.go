@@ -103,6 +103,9 @@ type Result struct {
 	Independent      bool    // machines' finishing times are independent
 	Dependence       string  // why not, when they are not
 	Joint            string  // how the joint figures were obtained
+	// Warnings are problems of the mapping as a whole (an application no
+	// machine computes); machine-level ones are in MachineResult.Note.
+	Warnings []string
 }
 
 // Analyze computes the robustness of the mapping whose chain is c.
@@ -114,6 +117,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	}
 	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, States: c.N, ProductStates: float64(c.N), Solved: "flat"}
 	res.Independent, res.Dependence = Independent(c.S, machines)
+	res.Warnings = Uncomputed(c.S, machines)
 
 	var pi []float64
 	if opt.Semantics == passage.Plugin {
@@ -202,6 +206,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		mr := &res.Machines[i]
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
 			return nil, err
+		}
+		if note := neverFinishes(mr); note != "" {
+			mr.Note = note
 		}
 	}
 	opt.stage("quantiles", "")

@@ -11,9 +11,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // Spec is a mapping specification (semantics.md section 4): applications,
@@ -41,8 +44,9 @@ type Spec struct {
 	Work *Work `json:"work"`
 
 	file    string
-	offsets map[string]int // JSON path -> byte offset, for error lines
-	src     []byte
+	offsets map[string]int // JSON path -> byte offset, for error lines (see valueOffsets)
+	src     []byte         // the file
+	clean   []byte         // src as standard JSON (comments blanked), same offsets
 }
 
 // Values are nominal and perturbed values of a quantity.
@@ -72,13 +76,35 @@ func (o *Owner) Rho() float64 { return o.Arrival / o.Service }
 // on their own (an M/M/1/N queue): pi_n proportional to rho^n, n = 0..N.
 // It is what an application arriving at a random time finds, and the
 // distribution of a "stationary" start.
+//
+// The terms are scaled by the largest (rho^N when rho > 1), so a heavy
+// owner with a large capacity gives pi_0 underflowing to 0 rather than
+// rho^N overflowing to Inf and the distribution to NaN.
 func (o *Owner) Stationary() []float64 {
-	pi := make([]float64, o.Capacity+1)
-	x, sum := 1.0, 0.0
+	return geometric(o.Rho(), o.Capacity, false)
+}
+
+// geometric returns the normalised weights rho^n (with weighted, (n+1)
+// rho^n), n = 0..N, computed from the largest term down so that no term
+// overflows.
+func geometric(rho float64, capacity int, weighted bool) []float64 {
+	pi := make([]float64, capacity+1)
+	logRho := math.Log(rho)
+	logW := func(n int) float64 {
+		l := float64(n) * logRho
+		if weighted {
+			l += math.Log(float64(n + 1))
+		}
+		return l
+	}
+	top := math.Inf(-1)
 	for n := range pi {
-		pi[n] = x
-		sum += x
-		x *= o.Rho()
+		top = math.Max(top, logW(n))
+	}
+	sum := 0.0
+	for n := range pi {
+		pi[n] = math.Exp(logW(n) - top)
+		sum += pi[n]
 	}
 	for n := range pi {
 		pi[n] /= sum
@@ -95,13 +121,12 @@ func (o *Owner) Stationary() []float64 {
 // processor is never idle, and the owner takes rho of it).
 func (o *Owner) Availability() float64 {
 	if o.Discipline == "sharing" {
-		num, den, x := 0.0, 0.0, 1.0
-		for n := 0; n <= o.Capacity; n++ {
-			num += x
-			den += float64(n+1) * x
-			x *= o.Rho()
+		// E[1/(n+1)] under pi_n proportional to (n+1) rho^n.
+		share := 0.0
+		for n, p := range geometric(o.Rho(), o.Capacity, true) {
+			share += p / float64(n+1)
 		}
-		return num / den
+		return share
 	}
 	return o.Stationary()[0]
 }
@@ -119,18 +144,33 @@ type Mapping struct {
 	Allocation map[string][]string `json:"allocation"`
 }
 
-// SpecError is a problem in a specification, with its place.
+// SpecError is a problem in a specification, with its place: the line and
+// column of the value at fault (or of the nearest enclosing one present)
+// and its field path ("etc[1][0]", "owners.Desk1.arrival"; indices from 0).
 type SpecError struct {
 	File string
-	Line int // 0 if unknown
+	Line int    // 0 only for a problem with no place (an empty file)
+	Col  int    // 0 if unknown
+	Path string // the field path; "" for the whole specification
 	Msg  string
 }
 
 func (e *SpecError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: error: %s", e.File, e.Line, e.Msg)
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, ":%d", e.Col)
+		}
 	}
-	return fmt.Sprintf("%s: error: %s", e.File, e.Msg)
+	b.WriteString(": error: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
 }
 
 // SpecErrors is every problem found in a specification.
@@ -160,6 +200,8 @@ type Instance struct {
 	SpecFile  string
 	Owners    []*Owner // by machine; nil for a static availability
 	Phases    int      // Erlang phases of every application's work
+
+	spec *Spec // for the places of errors found after parsing
 }
 
 // LoadSpec reads and validates a specification file.
@@ -171,79 +213,213 @@ func LoadSpec(path string) (*Instance, error) {
 	return ParseSpec(path, src)
 }
 
-// ParseSpec validates a specification given as text.
+// ParseSpec validates a specification given as text: JSON with comments
+// and trailing commas (JWCC). Standard JSON is decoded as it is; anything
+// else goes through github.com/tailscale/hujson, which blanks comments and
+// trailing commas without moving a byte, so offsets in the standard JSON
+// are offsets in the file. The places of values (for errors) are found
+// only when there is an error: a large specification costs one decoding.
 func ParseSpec(path string, src []byte) (*Instance, error) {
-	clean := stripComments(src)
-	s := &Spec{file: path, src: src}
-	dec := json.NewDecoder(bytes.NewReader(clean))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(s); err != nil {
+	s := &Spec{file: path, src: src, clean: src}
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, SpecErrors{{File: path, Line: 1, Col: 1, Msg: "the specification is empty: expected a JSON object with at least the etc matrix"}}
+	}
+	err := s.decode()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		clean, herr := hujson.Standardize(append([]byte(nil), src...))
+		if herr != nil {
+			return nil, SpecErrors{s.hujsonError(herr)}
+		}
+		*s = Spec{file: path, src: src, clean: clean}
+		err = s.decode()
+	}
+	if err != nil {
 		return nil, SpecErrors{s.jsonError(err)}
 	}
-	s.offsets = pathOffsets(clean)
 	return s.resolve()
 }
 
-// stripComments blanks // comments outside strings (keeping offsets).
-func stripComments(src []byte) []byte {
-	out := append([]byte(nil), src...)
-	inString, escaped := false, false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
-			for i < len(out) && out[i] != '\n' {
-				out[i] = ' '
-				i++
-			}
+func (s *Spec) decode() error {
+	dec := json.NewDecoder(bytes.NewReader(s.clean))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(s); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &json.SyntaxError{Offset: dec.InputOffset()}
+	}
+	return nil
+}
+
+// valueOffsets maps field paths to the offsets of their values, computed
+// on first use.
+func (s *Spec) valueOffsets() map[string]int {
+	if s.offsets == nil {
+		s.offsets = pathOffsets(s.clean)
+	}
+	return s.offsets
+}
+
+// lineCol is the line and column (from 1, in bytes) of a byte offset.
+func (s *Spec) lineCol(offset int) (line, col int) {
+	if offset < 0 || offset > len(s.src) {
+		return 0, 0
+	}
+	line = bytes.Count(s.src[:offset], []byte("\n")) + 1
+	col = offset - bytes.LastIndexByte(s.src[:offset], '\n')
+	return line, col
+}
+
+// place is the line and column of a field path's value, or of the nearest
+// enclosing value present (the whole specification's opening brace at
+// worst), so that every error has a line.
+func (s *Spec) place(path string) (line, col int) {
+	for {
+		if off, ok := s.valueOffsets()[path]; ok {
+			return s.lineCol(off)
+		}
+		if path == "" {
+			return 1, 1
+		}
+		path = parentPath(path)
+	}
+}
+
+// parentPath strips the last component of a field path.
+func parentPath(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// errorAt makes an error at a field path.
+func (s *Spec) errorAt(path, format string, args ...any) *SpecError {
+	e := &SpecError{File: s.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	e.Line, e.Col = s.place(path)
+	return e
+}
+
+// hujsonError places a syntax error that hujson reports as "line L,
+// column C: ...".
+func (s *Spec) hujsonError(err error) *SpecError {
+	msg := strings.TrimPrefix(err.Error(), "hujson: ")
+	e := &SpecError{File: s.file, Line: 1, Col: 1}
+	var line, col int
+	if n, _ := fmt.Sscanf(msg, "line %d, column %d:", &line, &col); n == 2 {
+		e.Line, e.Col = line, col
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
 		}
 	}
-	return out
+	e.Msg = "invalid JSON: " + msg
+	return e
 }
 
-func (s *Spec) lineAt(offset int) int {
-	if offset < 0 || offset > len(s.src) {
-		return 0
-	}
-	return bytes.Count(s.src[:offset], []byte("\n")) + 1
-}
-
+// jsonError turns a decoding error into the user's terms: the field path
+// of the value at fault, what was expected there and what was found.
 func (s *Spec) jsonError(err error) *SpecError {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return &SpecError{File: s.file, Line: s.lineAt(int(se.Offset)), Msg: "invalid JSON: " + se.Error()}
+		e := &SpecError{File: s.file, Msg: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
+		e.Line, e.Col = s.lineCol(int(se.Offset))
+		return e
 	case errors.As(err, &te):
-		return &SpecError{File: s.file, Line: s.lineAt(int(te.Offset)), Msg: fmt.Sprintf("%s must be %s, found a JSON %s", te.Field, describeType(te.Type.String()), te.Value)}
+		// The decoder's offset is just past the value at fault: the value
+		// that starts last before it.
+		path, best := "", -1
+		for p, off := range s.valueOffsets() {
+			if off < int(te.Offset) && (off > best || off == best && len(p) > len(path)) {
+				path, best = p, off
+			}
+		}
+		found := strings.Fields(te.Value)[0]
+		if found == "number" && strings.HasPrefix(te.Value, "number ") {
+			found = "the number " + strings.TrimPrefix(te.Value, "number ")
+		} else {
+			found = map[string]string{"string": "a string", "number": "a number", "bool": "true or false",
+				"array": "a list", "object": "an object"}[found]
+		}
+		return s.errorAt(path, "expected %s, found %s", describeType(te.Type.String()), found)
 	}
-	return &SpecError{File: s.file, Msg: err.Error()}
+	const unknown = "json: unknown field "
+	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
+		name, _ := strconv.Unquote(strings.TrimPrefix(msg, unknown))
+		path := ""
+		for p := range s.valueOffsets() {
+			if (p == name || strings.HasSuffix(p, "."+name)) && (path == "" || p < path) {
+				path = p
+			}
+		}
+		e := s.errorAt(path, "unknown field %q", name)
+		if fields := knownFields(parentPath(path)); fields != "" {
+			e.Msg += " (the fields here are " + fields + ")"
+		}
+		return e
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		e := &SpecError{File: s.file, Msg: "the specification ends early: expected a complete JSON object"}
+		e.Line, e.Col = s.lineCol(len(s.src))
+		return e
+	}
+	return s.errorAt("", "%v", err)
 }
 
-func describeType(t string) string {
+// knownFields lists the fields of the object at a field path.
+func knownFields(path string) string {
+	var t reflect.Type
 	switch {
-	case strings.HasPrefix(t, "[][]"):
+	case path == "":
+		t = reflect.TypeOf(Spec{})
+	case strings.HasPrefix(path, "owners."):
+		t = reflect.TypeOf(Owner{})
+	case path == "work":
+		t = reflect.TypeOf(Work{})
+	case strings.HasPrefix(path, "mappings["):
+		t = reflect.TypeOf(Mapping{})
+	case path == "workload" || path == "availability" || path == "sensors":
+		t = reflect.TypeOf(Values{})
+	default:
+		return ""
+	}
+	var names []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+			names = append(names, tag)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// describeType says what a Go type is in the specification's terms.
+func describeType(t string) string {
+	switch t {
+	case "[][]float64":
 		return "a list of lists of numbers"
-	case strings.HasPrefix(t, "[]string"):
-		return "a list of names"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	case t == "float64":
+	case "[]float64":
+		return "a list of numbers"
+	case "[]string":
+		return "a list of names (strings)"
+	case "[]models.Mapping":
+		return "a list of mappings ({\"name\": ..., \"allocation\": {...}})"
+	case "float64":
 		return "a number"
-	case t == "string":
+	case "int":
+		return "a whole number"
+	case "uint64":
+		return "a whole number from 0 up"
+	case "string":
 		return "a string"
-	case strings.HasPrefix(t, "map"):
+	case "map[string][]string":
+		return "an object of machine names to lists of application names"
+	case "map[string]*models.Owner":
+		return "an object of machine names to owners"
+	}
+	if strings.HasPrefix(t, "models.") || strings.HasPrefix(t, "*models.") || strings.HasPrefix(t, "map") {
 		return "an object"
 	}
 	return t
@@ -320,16 +496,12 @@ type resolver struct {
 }
 
 func (r *resolver) errorf(path string, format string, args ...any) {
-	line := 0
-	if off, ok := r.s.offsets[path]; ok {
-		line = r.s.lineAt(off)
-	}
-	r.errs = append(r.errs, &SpecError{File: r.s.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	r.errs = append(r.errs, r.s.errorAt(path, format, args...))
 }
 
 func (s *Spec) resolve() (*Instance, error) {
 	r := &resolver{s: s}
-	in := &Instance{SpecFile: s.file}
+	in := &Instance{SpecFile: s.file, spec: s}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
 
 	// ETC.
@@ -343,9 +515,15 @@ func (s *Spec) resolve() (*Instance, error) {
 	if etc == nil && len(r.errs) == 0 {
 		r.errorf("", "missing ETC matrix: give etc (rows: applications, columns: machines) or etc_csv")
 	}
+	if etc != nil && len(etc) == 0 && s.ETCFile == "" {
+		r.errorf("etc", "the ETC matrix is empty: expected one row per application, each with one expected time per machine")
+	}
 	nApps, nMach := len(etc), 0
 	if nApps > 0 {
 		nMach = len(etc[0])
+		if nMach == 0 {
+			r.errorf("etc[0]", "the ETC matrix's first row is empty: expected one expected time per machine")
+		}
 	}
 	for i, row := range etc {
 		if len(row) != nMach {
@@ -362,6 +540,7 @@ func (s *Spec) resolve() (*Instance, error) {
 	// Names.
 	in.Apps = r.names("applications", s.Applications, nApps, "A", "application")
 	in.Machines = r.names("machines", s.Machines, nMach, "M", "machine")
+	r.nameClashes(in)
 
 	// Workloads.
 	if s.Sensors != nil || s.Weights != nil {
@@ -397,9 +576,10 @@ func (s *Spec) resolve() (*Instance, error) {
 	v := r.values("availability", s.Availability, nMach, rng, true)
 	in.Avail, in.AvailP = v[0], v[1]
 
-	// Mappings.
-	if len(s.Mappings) == 0 {
-		r.errorf("mappings", "no mapping: give at least one allocation of the applications to the machines")
+	// Mappings: optional here (optimize needs none); gen asks for them
+	// (RequireMappings).
+	if s.Mappings != nil && len(s.Mappings) == 0 {
+		r.errorf("mappings", "the list of mappings is empty: give at least one allocation of the applications to the machines, or leave mappings out")
 	}
 	appIndex := map[string]int{}
 	for i, a := range in.Apps {
@@ -504,6 +684,11 @@ func (s *Spec) resolve() (*Instance, error) {
 			r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
 		case in.Avail != nil && in.AvailP != nil && (in.Avail[j] != 1 || in.AvailP[j] != 1):
 			r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
+		case !(o.Availability() > 0):
+			r.errorf(path, "owner of %s: with load %g (arrival/service) and capacity %d the applications' share of the processor underflows to 0 (about %g^-%d): expected a lighter owner or a smaller capacity",
+				mach, o.Rho(), o.Capacity, o.Rho(), o.Capacity)
+		case o.Start == "stationary" && !finiteDistribution(o.Stationary()):
+			r.errorf(path+".start", "owner of %s: its stationary start cannot be computed in floating point (load %g, capacity %d)", mach, o.Rho(), o.Capacity)
 		}
 		in.Owners[j] = o
 	}
@@ -511,6 +696,93 @@ func (s *Spec) resolve() (*Instance, error) {
 		return nil, r.errs
 	}
 	return in, nil
+}
+
+// RequireMappings reports, in the specification's terms, that it has no
+// mapping (gen needs at least one; optimize none).
+func (in *Instance) RequireMappings() error {
+	if len(in.Mappings) > 0 {
+		return nil
+	}
+	s := in.spec
+	if s == nil {
+		return fmt.Errorf("%s: error: no mapping: give at least one allocation of the applications to the machines", in.SpecFile)
+	}
+	return SpecErrors{s.errorAt("mappings", "no mapping: expected a list \"mappings\" with at least one allocation of the applications to the machines, e.g. [{\"name\": \"m1\", \"allocation\": {%q: [%q]}}]",
+		in.Machines[0], in.Apps[0])}
+}
+
+// nameClashes rejects names that would make gen write an invalid model:
+// an application and a machine with one name (two definitions of one
+// process), or a name of the form gen gives a machine's local states
+// (MACHINE_r3, MACHINE_p3_o2, MACHINE_o1: see combinedName).
+func (r *resolver) nameClashes(in *Instance) {
+	kind := map[string]string{}
+	for i, a := range in.Apps {
+		kind[a] = fmt.Sprintf("applications[%d]", i)
+	}
+	for j, m := range in.Machines {
+		if prev, ok := kind[m]; ok && strings.HasPrefix(prev, "applications") {
+			r.errorf(fmt.Sprintf("machines[%d]", j), "machine %q has the name of an application (%s): the model would define one process twice; expected distinct names", m, prev)
+		}
+	}
+	all := []struct {
+		path  string
+		names []string
+	}{{"applications", in.Apps}, {"machines", in.Machines}}
+	for _, mach := range in.Machines {
+		for _, list := range all {
+			for i, name := range list.names {
+				if rest, ok := strings.CutPrefix(name, mach+"_"); ok && isStateSuffix(rest) {
+					r.errorf(fmt.Sprintf("%s[%d]", list.path, i), "name %q is reserved for a local state of machine %s (gen names them %s_r1, %s_p2, %s_o1, %s_r1_o2, ...): expected another name",
+						name, mach, mach, mach, mach, mach)
+				}
+			}
+		}
+	}
+}
+
+// isStateSuffix reports whether s is the part combinedName adds to a
+// machine's name: r<d> or p<d>, then optionally _o<n>; or o<n>.
+func isStateSuffix(s string) bool {
+	digits := func(s string) (string, bool) {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return s[i:], i > 0
+	}
+	if rest, ok := strings.CutPrefix(s, "o"); ok {
+		rest, ok = digits(rest)
+		return ok && rest == ""
+	}
+	if len(s) == 0 || (s[0] != 'r' && s[0] != 'p') {
+		return false
+	}
+	rest, ok := digits(s[1:])
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	rest, ok = strings.CutPrefix(rest, "_o")
+	if !ok {
+		return false
+	}
+	rest, ok = digits(rest)
+	return ok && rest == ""
+}
+
+func finiteDistribution(p []float64) bool {
+	sum := 0.0
+	for _, x := range p {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			return false
+		}
+		sum += x
+	}
+	return math.Abs(sum-1) < 1e-9
 }
 
 func validFileName(s string) bool {
@@ -530,6 +802,10 @@ func (r *resolver) names(path string, given []string, n int, prefix, what string
 			out[i] = fmt.Sprintf("%s%d", prefix, i+1)
 		}
 		return out
+	}
+	if len(given) == 0 {
+		r.errorf(path, "the list of %s names is empty: expected one name per %s of the ETC matrix (%d), or leave %s out to number them", what, map[string]string{"application": "row", "machine": "column"}[what], n, path)
+		return given
 	}
 	if len(given) != n {
 		r.errorf(path, "%d %s names for %d %ss in the ETC matrix", len(given), what, n, what)
@@ -586,8 +862,8 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 		switch {
 		case len(raw) == 0:
 			if k == 1 {
-				vals = out[0] // no perturbation
-				break
+				out[1] = out[0] // no perturbation (the nominal values are checked)
+				return out
 			}
 			if n < 0 {
 				r.errorf(path, "missing %s.nominal", path)

@@ -201,16 +201,18 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		}
 		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
 	}
-	if r.Complete {
-		// The series is complete: the mean is its sum (SeriesMean), no
-		// linear solve needed.
+	// A complete series gives the mean as its sum (SeriesMean), with no
+	// linear solve; a series cut at the horizon, or a dense solve that has
+	// no series, needs the linear solve.
+	fromSeries := r.Complete && r.dense == nil
+	if fromSeries {
 		a.Mean, _, a.MeanErr = r.SeriesMean()
 	} else {
 		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
 	}
 	if opt.Stage != nil {
 		how := "linear solve"
-		if r.Complete {
+		if fromSeries {
 			how = "from the series"
 		}
 		opt.Stage("CDF values, quantiles and mean", how)

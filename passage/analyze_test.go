@@ -50,3 +50,49 @@ func TestAnalyze(t *testing.T) {
 		t.Errorf("default grid: %v, %d points", err, len(a.Points))
 	}
 }
+
+// TestAnalyzePluginBesideStoppedPart: Q is blocked for good (it cooperates
+// on s2 with a side that never offers it), so its part is one state with
+// no transition. The product still has a steady state, and the plug-in
+// passage from p1 to s1 is the Exp(4.83) of (s1, 4.83) alone, decomposed
+// as flat (found by the differential test: the decomposed path refused Q's
+// part as a deadlock).
+func TestAnalyzePluginBesideStoppedPart(t *testing.T) {
+	src := "P = (s1, 2.06).P_1; P_1 = (p1, 3.09).(s1, 4.83).P + (p0, 4.02).P_1; Q = (s2, 4.99).Q; (P) <s2> (Q)"
+	s := testchain.Structure(t, src)
+	for _, flat := range []bool{false, true} {
+		a, err := Analyze(context.Background(), s, Query{SourceActions: []string{"p1"}, TargetActions: []string{"s1"}, Times: []float64{0.1, 0.5}, Flat: flat}, AnalyzeOptions{})
+		if err != nil {
+			t.Fatalf("flat %v: %v", flat, err)
+		}
+		for _, p := range a.Points {
+			if want := 1 - math.Exp(-4.83*p.T); !near(p.CDF, want, 1e-10) {
+				t.Errorf("flat %v: F(%g) = %.12g, want %.12g", flat, p.T, p.CDF, want)
+			}
+		}
+		if a.MeanErr != nil || !near(a.Mean, 1/4.83, 1e-12) {
+			t.Errorf("flat %v: mean %g (%v), want 1/4.83", flat, a.Mean, a.MeanErr)
+		}
+	}
+}
+
+// TestAnalyzeDenseMean: a chain whose series would need more than a million
+// steps is solved by the dense matrix exponential, which has no series; the
+// mean then comes from the linear solve (it was reported unavailable):
+// Exp(1e19) then Exp(1) to the first firing of b, mean 1 + 1e-19.
+func TestAnalyzeDenseMean(t *testing.T) {
+	s := testchain.Structure(t, "P = (a, 1e19).Q; Q = (b, 1.0).P; P")
+	a, err := Analyze(context.Background(), s, Query{TargetActions: []string{"b"}, Times: []float64{1, 1e9}}, AnalyzeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Method != "dense matrix exponential" {
+		t.Fatalf("solved by %s, want the dense matrix exponential", a.Result.Method)
+	}
+	if a.MeanErr != nil || !near(a.Mean, 1, 1e-12) {
+		t.Errorf("mean %g (%v), want 1", a.Mean, a.MeanErr)
+	}
+	if !near(a.Points[0].CDF, 1-math.Exp(-1), 1e-10) {
+		t.Errorf("F(1) = %.12g, want 1 - 1/e", a.Points[0].CDF)
+	}
+}

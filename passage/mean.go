@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"pepa/ctmc"
 )
 
@@ -23,7 +21,7 @@ func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
 	return mean, err
 }
 
-// denseBlock is the largest strongly connected block solved by dense LU
+// denseBlock is the largest strongly connected block solved by dense elimination
 // (a variable so that tests can send small blocks down the iterative path).
 var denseBlock = 600
 
@@ -39,9 +37,9 @@ var denseBlock = 600
 // total rate out of i, target-labelled self-loops included, r_ij the rates
 // that do not end the passage). The system is split into its strongly
 // connected blocks, solved successors first: a block of one state
-// directly, a block of up to 600 states by dense LU with partial pivoting
-// (the matrix is a diagonally dominant M-matrix, so the solve is stable
-// however stiff the rates), a larger one by Gauss-Seidel sweeps on flat
+// directly, a block of up to 600 states by dense state reduction without
+// subtraction (solveDense: small relative error in every value however
+// stiff the rates), a larger one by Gauss-Seidel sweeps on flat
 // arrays with a coarse correction until a bound on the error of every value
 // is below 1e-12 relative, or rounding stops it (see solveIterative). A large block on which the sweeps do not get there
 // gives ErrMeanUnavailable.
@@ -202,8 +200,17 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 	return m, nil
 }
 
-// solveDense solves one block by LU with partial pivoting; the values of
-// the states outside it are final.
+// solveDense solves one block by state reduction without subtraction, the
+// GTH idea applied to mean times: eliminating state k folds its row into
+// every row i that enters it (r_ij += r_ik r_kj / l_k, the constant and the
+// rate out of the block likewise), and each remaining state's total rate
+// l_i is recomputed as its rate out of the block plus its rates to the
+// states not yet eliminated, a sum of positive terms, never l_i minus the
+// self-loop the elimination creates. Every operation adds, multiplies or
+// divides positive numbers, so every mean has a small relative error
+// however stiff the rates (partial-pivoting LU lost 4e-7 on a 6-state chain
+// with rates from 2.5e-4 to 5.9e3, found by the differential test). The
+// values of the states outside the block are final.
 func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64) error {
 	size := len(blk)
 	pos := make(map[int32]int, size)
@@ -211,36 +218,60 @@ func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64
 		pos[k] = p
 		inBlock[k] = id
 	}
-	a := mat.NewDense(size, size, nil)
-	b := mat.NewVecDense(size, nil)
+	r := make([]float64, size*size) // r[p*size+q]: rate from p to q inside the block
+	out := make([]float64, size)    // rate out of the block (ending the passage or to solved states)
+	cst := make([]float64, size)    // 1 + sum over solved states j of r_pj m_j
 	for p, k := range blk {
-		a.Set(p, p, s.leave[k])
-		rhs := 1.0
+		cst[p], out[p] = 1, s.end[k]
 		for e := s.ptr[k]; e < s.ptr[k+1]; e++ {
 			j := s.col[e]
 			if inBlock[j] == id {
-				q := pos[j]
-				a.Set(p, q, a.At(p, q)-s.rate[e])
+				r[p*size+pos[j]] += s.rate[e]
 			} else {
-				rhs += s.rate[e] * m[j]
+				out[p] += s.rate[e]
+				cst[p] += s.rate[e] * m[j]
 			}
 		}
-		b.SetVec(p, rhs)
 	}
-	var x mat.VecDense
-	if err := x.SolveVec(a, b); err != nil {
-		var cond mat.Condition
-		if !errors.As(err, &cond) {
-			return fmt.Errorf("%w: %v", ErrMeanUnavailable, err)
+	l := make([]float64, size) // l[k]: total rate of k when it is eliminated
+	for k := size - 1; k >= 0; k-- {
+		rk := r[k*size : k*size+k]
+		lk := out[k]
+		for _, x := range rk {
+			lk += x
 		}
-		// Ill-conditioned but solved: the residual check below decides.
+		if !(lk > 0) {
+			return fmt.Errorf("%w: a state of the block cannot leave it", ErrMeanUnavailable)
+		}
+		l[k] = lk
+		for i := 0; i < k; i++ {
+			rik := r[i*size+k]
+			if rik == 0 {
+				continue
+			}
+			f := rik / lk
+			out[i] += f * out[k]
+			cst[i] += f * cst[k]
+			ri := r[i*size : i*size+k]
+			for j, x := range rk {
+				if j != i && x != 0 {
+					ri[j] += f * x
+				}
+			}
+		}
 	}
-	for p, k := range blk {
-		v := x.AtVec(p)
+	local := make([]float64, size)
+	for k := 0; k < size; k++ {
+		v := cst[k]
+		for j, x := range r[k*size : k*size+k] {
+			v += x * local[j]
+		}
+		v /= l[k]
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w: the linear solve gave %g for a mean remaining time", ErrMeanUnavailable, v)
+			return fmt.Errorf("%w: the elimination gave %g for a mean remaining time", ErrMeanUnavailable, v)
 		}
-		m[k] = v
+		local[k] = v
+		m[blk[k]] = v
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package passage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -141,7 +142,18 @@ func SteadyForPlugin(ctx context.Context, c *ctmc.Chain) ([]float64, error) {
 func PartRates(ctx context.Context, parts []*ctmc.Chain) (pis [][]float64, qbar []float64, err error) {
 	pis = make([][]float64, len(parts))
 	qbar = make([]float64, len(parts))
+	stuck := 0
 	for k, c := range parts {
+		if at, ok := stuckState(c); ok {
+			// The part ends in one state it never leaves, whatever it
+			// does first: in the product's steady state it is there with
+			// probability 1 and adds nothing to the exit rate. The
+			// product still has a steady state while another part moves.
+			pis[k] = make([]float64, c.N)
+			pis[k][at] = 1
+			stuck++
+			continue
+		}
 		if pis[k], err = SteadyForPlugin(ctx, c); err != nil {
 			return nil, nil, err
 		}
@@ -149,5 +161,29 @@ func PartRates(ctx context.Context, parts []*ctmc.Chain) (pis [][]float64, qbar 
 			qbar[k] += p * c.ExitRate(i)
 		}
 	}
+	if stuck == len(parts) {
+		// Every part stops: so does the product, which has no steady state.
+		_, err := SteadyForPlugin(ctx, parts[0])
+		return nil, nil, err
+	}
 	return pis, qbar, nil
+}
+
+// stuckState reports whether the chain's only closed class is a single
+// state without transitions (a part that never moves, or stops for good),
+// and which state that is.
+func stuckState(c *ctmc.Chain) (int, bool) {
+	if len(c.Deadlocks) != 1 {
+		return 0, false
+	}
+	d := int(c.Deadlocks[0])
+	err := ctmc.Irreducible(c)
+	if err == nil {
+		return d, c.N == 1
+	}
+	var ni *ctmc.NotIrreducibleError
+	if errors.As(err, &ni) && len(ni.Closed) == 1 && len(ni.Closed[0]) == 1 && int(ni.Closed[0][0]) == d {
+		return d, true
+	}
+	return 0, false
 }

@@ -9,9 +9,9 @@ import (
 
 func runCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "check", "check [flags] FILE...",
-		`  pepa check model.pepa            parse and check one model
-  pepa check testdata/*.pepa       check several; every error of every file is listed
-  pepa check -                     check standard input
+		`  pepa check testdata/pc-lan.pepa          parse and check one model
+  pepa check testdata/*.pepa               check several; every error of every file is listed
+  pepa check - < testdata/pc-lan.pepa      check standard input
 `)
 	quiet := fs.Bool("q", false, "do not print warnings")
 	files, code := parseFlags(e, fs, args)

@@ -3,7 +3,7 @@
 //
 // It is thin: each verb parses its flags, calls the packages that do the
 // work, and prints. The command-line contract (verbs, flags, JSON keys, exit
-// codes) is ../shared/spec/cli.md; scripts depend on it.
+// codes) is docs/cli.md; scripts depend on it.
 //
 // Invariants: diagnostics go to stderr as FILE:LINE:COL: SEVERITY: MESSAGE;
 // results go to stdout or to -o, which is written to a temporary file and

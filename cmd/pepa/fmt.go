@@ -10,8 +10,9 @@ import (
 
 func runFmt(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "fmt", "fmt [-w | -l] FILE...",
-		`  pepa fmt model.pepa              print model.pepa in canonical layout
-  pepa fmt -w testdata/*.pepa      rewrite files in place (atomically; untouched on error)
+		`  pepa fmt testdata/pc-lan.pepa > lan.pepa      print a model in canonical layout
+  pepa fmt -l testdata/*.pepa                   list the files whose layout is not canonical
+  pepa fmt -w lan.pepa                          rewrite files in place (atomically; untouched on error)
 `)
 	write := fs.Bool("w", false, "write the result back to each file instead of printing it")
 	list := fs.Bool("l", false, "list the files whose layout differs from canonical, print nothing else")

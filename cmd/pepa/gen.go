@@ -13,10 +13,10 @@ import (
 
 func runGen(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "gen", "gen SPEC [-o FILE | --dir DIR] [--mapping NAME]",
-		`  pepa gen testdata/spec-example.json --mapping balanced -o balanced.pepa
+		`  pepa gen testdata/spec-example.json --mapping paired -o paired.pepa
         write one mapping of a specification as a PEPA model
-  pepa gen testdata/spec-example.json --dir models/
-        write every mapping, as models/NAME.pepa
+  pepa gen testdata/spec-example.json --dir out/models
+        write every mapping, as out/models/NAME.pepa
 The specification format is documented, field by field, in testdata/spec-example.json.
 `)
 	out := fs.String("o", "", "write the model to `FILE` (atomically) instead of standard output")
@@ -35,6 +35,10 @@ The specification format is documented, field by field, in testdata/spec-example
 	in, code := loadSpec(e, "gen", files[0])
 	if code >= 0 {
 		return code
+	}
+	if err := in.RequireMappings(); err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return exitInvalid
 	}
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {

@@ -32,6 +32,8 @@ var verbs = map[string]verb{
 	"steady":     {"steady state: throughput per action, utilisation per local state", runSteady},
 	"passage":    {"passage-time CDF (and PDF, mean, quantiles) over a time grid", runPassage},
 	"robustness": {"per-machine finishing times and mapping robustness; several files are ranked", runRobustness},
+	"simulate":   {"estimate passages, robustness or steady state by simulation, with confidence intervals", runSimulate},
+	"sweep":      {"vary rate constants over a grid and collect any verb's measures, with crossing points", runSweep},
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 }
@@ -53,14 +55,19 @@ func main() {
 func run(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
-			if v, ok := verbs[args[1]]; ok {
-				return v.run(ctx, e, []string{"--help"})
+			v, ok := verbs[args[1]]
+			if !ok {
+				fmt.Fprintf(e.stderr, "pepa: unknown verb %q\n", args[1])
+				usage(e.stderr)
+				return exitUsage
 			}
+			return v.run(ctx, e, []string{"--help"})
 		}
-		usage(e.stdout)
-		if len(args) == 0 {
+		if len(args) == 0 { // bad usage: the usage goes to stderr
+			usage(e.stderr)
 			return exitUsage
 		}
+		usage(e.stdout)
 		return exitOK
 	}
 	v, ok := verbs[args[0]]
@@ -92,6 +99,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'pepa VERB --help' for a verb's flags and examples.")
+	fmt.Fprint(w, docsPointer)
 }
 
 func isTerminal(f *os.File) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -276,5 +277,61 @@ func TestPassageDecomposed(t *testing.T) {
 	code, out, _ := runPepa(t, "", "passage", "--format", "json", "--target-action", "compute12", "--at", "20", model)
 	if code != exitOK || !strings.Contains(out, `"solved": "decomposed"`) {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestSteadyAccuracyAndClasses: steady states the method and the error
+// estimate of every throughput, solves a chain with a transient start-up
+// state (closed form: fail fires at 0.1 * 2/2.1), and refuses two closed
+// classes naming a state of each.
+func TestSteadyAccuracyAndClasses(t *testing.T) {
+	model := writeTemp(t, "boot.pepa", "Start = (boot, 1.0).Up; Up = (fail, 0.1).Down; Down = (repair, 2.0).Up; Start\n")
+	code, out, stderr := runPepa(t, "", "steady", model)
+	if code != exitOK || !strings.Contains(out, "closed:   2 states in the closed class, 1 transient states") ||
+		!strings.Contains(out, "solver:   GTH state reduction (direct)") || !strings.Contains(out, "accuracy: estimated error of every throughput at most") {
+		t.Fatalf("text: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, method := range []string{"gth", "bicgstab"} {
+		code, out, stderr = runPepa(t, "", "steady", "--format", "json", "--method", method, model)
+		if code != exitOK {
+			t.Fatalf("json %s: exit %d: %s", method, code, stderr)
+		}
+		var res struct {
+			Method     string  `json:"method"`
+			Transient  int     `json:"transient_states"`
+			MaxError   float64 `json:"max_relative_error"`
+			Throughput []struct {
+				Action        string  `json:"action"`
+				Throughput    float64 `json:"throughput"`
+				RelativeError float64 `json:"relative_error"`
+			} `json:"throughput"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if res.Method != method || res.Transient != 1 || !(res.MaxError > 0 && res.MaxError <= 1e-12) {
+			t.Errorf("%s: %+v", method, res)
+		}
+		for _, tp := range res.Throughput {
+			want := 0.1 * 2 / 2.1
+			if tp.Action == "boot" {
+				want = 0
+			}
+			if math.Abs(tp.Throughput-want) > 1e-14 || tp.RelativeError > 1e-12 {
+				t.Errorf("%s: %+v, want throughput %g", method, tp, want)
+			}
+		}
+	}
+	code, out, _ = runPepa(t, "", "steady", "--format", "csv", model)
+	if code != exitOK || !strings.Contains(out, "\nthroughput_relative_error,,fail,") {
+		t.Errorf("csv: exit %d\n%s", code, out)
+	}
+	if code, _, stderr = runPepa(t, "", "steady", "--method", "lu", model); code != exitUsage {
+		t.Errorf("--method lu: exit %d: %s", code, stderr)
+	}
+	two := writeTemp(t, "two.pepa", "P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 1.0).S; R = (d, 1.0).R; S = (e, 1.0).S2; S2 = (f, 1.0).S; P\n")
+	code, _, stderr = runPepa(t, "", "steady", two)
+	if code != exitInvalid || !strings.Contains(stderr, "2 closed classes") || !strings.Contains(stderr, "such as (R)") || !strings.Contains(stderr, "such as (S)") {
+		t.Errorf("two classes: exit %d: %s", code, stderr)
 	}
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -15,14 +18,14 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "optimize", "optimize SPEC --beta SECONDS [flags]",
 		`  pepa optimize testdata/spec-example.json --beta 40 -o best.pepa
         the most robust mapping found in 10 s, written as PEPA
-  pepa optimize spec.json --beta 45 --objective joint --budget 1m --seed 7 --mapping-out best.json
+  pepa optimize testdata/spec-example.json --beta 45 --objective joint --budget 5s --seed 7 --mapping-out best.json
         maximise P(every machine finishes by 45) instead, and save the mapping
-  pepa optimize spec.json --beta 45 --makespan-slack 0.05
+  pepa optimize testdata/spec-example.json --beta 45 --makespan-slack 0.05
         the most robust mapping whose expected makespan is within 5% of the fastest found
 `)
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
 	objective := fs.String("objective", "min", "min: maximise min_j P(F_j <= beta); joint: maximise P(max_j F_j <= beta)")
-	budget := fs.Duration("budget", 10*time.Second, "stop the local search after this long")
+	budget := fs.Duration("budget", 10*time.Second, "time for the whole search: the exact optimum when it fits in half of it, else local search until it is spent")
 	seed := fs.Uint64("seed", 1, "seed of the search order (same seed, same search)")
 	slack := fs.Float64("makespan-slack", -1, "keep the expected makespan within (1 + `S`) times the fastest heuristic's (negative: no constraint)")
 	out := fs.String("o", "", "write the best mapping as a PEPA model to `FILE`")
@@ -48,9 +51,31 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	res, err := models.Optimize(ctx, in, models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack})
+	// Outputs are checked before a search that may take the whole budget.
+	for _, path := range []string{*out, *mappingOut} {
+		if err := checkWritable(path); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	opt := models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}
+	if e.stderrTerminal {
+		opt.Progress = func(p models.OptimizeProgress) {
+			bound := ""
+			if p.Bound < 1 {
+				bound = fmt.Sprintf(", bound %.6f", p.Bound)
+			}
+			fmt.Fprintf(e.stderr, "\r\033[Koptimize: %s, %.0f s: best %.6f%s, %d moves (%.0f/s)",
+				p.Phase, p.Elapsed.Seconds(), p.Best, bound, p.Moves, float64(p.Moves)/p.Elapsed.Seconds())
+		}
+	}
+	res, err := models.Optimize(ctx, in, opt)
+	if e.stderrTerminal {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
 	if err != nil {
 		if ctx.Err() != nil {
+			fmt.Fprintln(e.stderr, "pepa optimize: interrupted before any mapping was evaluated")
 			return exitInterrupted
 		}
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
@@ -69,6 +94,11 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 	}
+	bestHeuristic := math.Inf(-1)
+	for _, h := range res.Heuristics {
+		bestHeuristic = math.Max(bestHeuristic, h.Score)
+	}
+	movesPerSecond := float64(res.Moves) / res.Elapsed.Seconds()
 	err = writeOutput(e, "", func(w io.Writer) error {
 		if *format == "json" {
 			type cand struct {
@@ -87,7 +117,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 				hs = append(hs, mk(h))
 			}
 			return writeJSON(w, map[string]any{"beta": *beta, "objective": *objective, "heuristics": hs, "best": mk(res.Best),
-				"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "seconds": res.Elapsed.Seconds()})
+				"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "seconds": res.Elapsed.Seconds(),
+				"proved": res.Proved, "upper_bound": res.Bound, "gap": res.Gap(), "restarts": res.Restarts,
+				"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic})
 		}
 		fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", *beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[*objective])
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -96,7 +128,26 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "\nstopped: %s after %.1f s (%d moves, %.0f per second; %d machine solves)\n", res.Stopped, res.Elapsed.Seconds(), res.Moves, float64(res.Moves)/res.Elapsed.Seconds(), res.Evaluations)
+		fmt.Fprintln(w)
+		switch {
+		case res.Proved:
+			fmt.Fprintf(w, "stopped: %s after %.1f s: no mapping scores above %.6f (each machine computing its applications in specification order)\n",
+				res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
+		default:
+			why := res.Stopped
+			if why == models.StoppedBudget {
+				why = "budget spent"
+			}
+			fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
+				why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
+		}
+		if res.Exact && res.Moves == 0 {
+			fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",
+				res.Evaluations, res.Best.Score-bestHeuristic)
+		} else {
+			fmt.Fprintf(w, "search: %d moves (%.0f per second), %d local searches, %d machine solves; gain over the best heuristic %+.6f\n",
+				res.Moves, movesPerSecond, res.Restarts, res.Evaluations, res.Best.Score-bestHeuristic)
+		}
 		fmt.Fprintln(w, "best mapping:")
 		for _, m := range in.Machines {
 			fmt.Fprintf(w, "  %s: %v\n", m, best.Allocation[m])
@@ -107,7 +158,32 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}
+	if res.Stopped == models.StoppedInterrupted {
+		fmt.Fprintln(e.stderr, "pepa optimize: interrupted: the best mapping found so far is written")
+		return exitInterrupted
+	}
 	return exitOK
+}
+
+// checkWritable makes sure a file can be created at path (without leaving
+// anything there), so that a long search does not end in a write error.
+func checkWritable(path string) error {
+	if path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".check*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // mappingOf names an allocation's applications and machines.

@@ -17,12 +17,12 @@ import (
 
 func runPassage(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "passage", "passage [flags] FILE",
-		`  pepa passage --target-action compute20 --at 45 m.pepa
-        P(first firing of compute20 <= 45) from the initial state
-  pepa passage --source-action compute5 --target-action compute20 --times 0:60:5 m.pepa
-        the PEPA Eclipse Plug-in's passage from compute5 to compute20, t = 0, 5, ..., 60
-  pepa passage --target 'M1 == Done && M2 != Idle' --quantile 0.5,0.99 --pdf m.pepa
-        passage into states where component M1 is in local state Done and M2 is not in Idle
+		`  pepa passage --target-action compute9 --at 45 testdata/mapping-a.pepa
+        P(first firing of compute9 <= 45) from the initial state
+  pepa passage --source-action compute1 --target-action compute9 --times 0:60:5 testdata/mapping-a.pepa
+        the PEPA Eclipse Plug-in's passage from compute1 to compute9, t = 0, 5, ..., 60
+  pepa passage --target "PC1 == PC1' && Token1 != Send1" --quantile 0.5,0.99 --pdf testdata/pc-lan.pepa
+        passage into states where component PC1 is in local state PC1' and Token1 is not in Send1
 
 State predicates: COMPONENT == STATE, COMPONENT != STATE, combined with &&, ||,
 ! and parentheses; quote names with spaces or brackets: M1 == "(b, r).M1".

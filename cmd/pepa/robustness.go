@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -20,7 +19,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
         every machine's P(F <= 45), mean and 0.99 quantile; the mapping's robustness
   pepa robustness --beta 45 testdata/mapping-*.pepa --plot ranking.png
         rank several mappings (most robust first) and draw their CDFs
-  pepa robustness --beta 45 --semantics plugin --format json m.pepa
+  pepa robustness --beta 45 --semantics plugin --format json testdata/mapping-b.pepa
         the PEPA Eclipse Plug-in's figures, as JSON
 `)
 	var o outputFlags
@@ -28,18 +27,24 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
 	sem := fs.String("semantics", "initial", "finishing times from the initial state (initial) or as the PEPA Eclipse Plug-in computes them (plugin)")
 	machines := fs.String("machines", "", "comma-separated machine components (default: detected)")
-	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`.png or .svg")
+	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`: .png, .svg or .pdf, by the extension")
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
 	flat := fs.Bool("flat", false, "solve the whole product chain even where the machines are independent")
 	sensitivity := fs.Bool("sensitivity", false, "add per machine the derivative of P(F <= beta) with respect to each rate, and its robustness radius (independent machines, initial semantics)")
 	level := fs.Float64("level", 0.9, "with --sensitivity: the probability level of the robustness radius")
 	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
+	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a model whose chain does not fit --max-states")
+	var sf simFlags
+	sf.register(fs, "with --simulate: ")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
 	}
 	if code := o.validate(e, "robustness"); code >= 0 {
+		return code
+	}
+	if code := sf.validate(e, "robustness"); code >= 0 {
 		return code
 	}
 	switch {
@@ -60,15 +65,18 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	case !(*level > 0 && *level < 1):
 		return usageError(e, "robustness", "--level must be in (0, 1)")
 	}
+	seen := map[string]bool{}
+	for _, m := range splitList(*machines) {
+		if seen[m] {
+			return usageError(e, "robustness", "--machines names %s twice", m)
+		}
+		seen[m] = true
+	}
 	plotFormat := ""
 	if *plotPath != "" {
-		switch strings.ToLower(filepath.Ext(*plotPath)) {
-		case ".png":
-			plotFormat = "png"
-		case ".svg":
-			plotFormat = "svg"
-		default:
-			return usageError(e, "robustness", "--plot wants a .png or .svg file name")
+		var err error
+		if plotFormat, err = models.PlotFormat(*plotPath); err != nil {
+			return usageError(e, "robustness", "--plot: %v", err)
 		}
 	}
 	var results []*models.Result
@@ -79,6 +87,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			return code
 		}
 		timer.mark("load", "")
+		o.separateRates = *sensitivity // merging prefixes by rate value would lose derivatives
 		s, code := compileModel(e, name, m, &o)
 		if code >= 0 {
 			return code
@@ -116,15 +125,18 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 				fmt.Fprintf(e.stderr, "%s: error: --sensitivity needs independent machines: %s\n", displayName(name), why)
 				return exitInvalid
 			}
-			c, code := deriveStructure(ctx, e, "robustness", name, s, &o)
+			c, simulated, code := deriveOrSimulate(ctx, e, name, s, &o, mopt, *simulateBig, &sf)
 			if code >= 0 {
 				return code
 			}
-			timer.mark("derive", derivedDetail(c, timer))
-			mopt.ReleaseChain = true // c is not used after the analysis
-			r, err = models.Analyze(ctx, c, mopt)
-			if err == nil {
-				r.Why = why
+			if simulated != nil {
+				r = simulated
+			} else {
+				timer.mark("derive", derivedDetail(c, timer))
+				mopt.ReleaseChain = true // c is not used after the analysis
+				if r, err = models.Analyze(ctx, c, mopt); err == nil {
+					r.Why = why
+				}
 			}
 		}
 		if err != nil {
@@ -136,6 +148,9 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		}
 		r.Model = displayName(name)
 		timer.print(e.stderr, "robustness", r.Model)
+		for _, w := range r.Warnings {
+			fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayName(name), w)
+		}
 		for _, mr := range r.Machines {
 			if mr.Note != "" {
 				fmt.Fprintf(e.stderr, "%s: warning: machine %s: %s\n", displayName(name), mr.Name, mr.Note)
@@ -247,6 +262,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
 		"independent": r.Independent, "joint": r.Joint,
 	}
+	if len(r.Warnings) > 0 {
+		out["warnings"] = r.Warnings
+	}
 	if ranking {
 		out["rank"] = r.Rank
 		out["group"] = r.Group
@@ -255,7 +273,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 }
 
 func textResult(w io.Writer, r *models.Ranked) error {
-	if r.Solved == "decomposed" {
+	if r.Solved == "simulated" {
+		fmt.Fprintf(w, "model:      %s (product of local state counts %.6g; %s)\n", r.Model, r.ProductStates, r.Why)
+	} else if r.Solved == "decomposed" {
 		fmt.Fprintf(w, "model:      %s (product chain %.6g states; solved decomposed: %s, %d states in all)\n", r.Model, r.ProductStates, r.Why, r.States)
 	} else {
 		fmt.Fprintf(w, "model:      %s (%d states, solved flat: %s)\n", r.Model, r.States, r.Why)
@@ -375,5 +395,23 @@ func textRanking(w io.Writer, ranked []*models.Ranked, beta float64, sem string,
 		}
 		fmt.Fprintf(w, "%s: %s\n", r.Model, strings.Join(parts, ", "))
 	}
+	for _, r := range ranked {
+		if !hasSensitivity(r) {
+			continue
+		}
+		fmt.Fprintf(w, "\n== %s (rank %d)\n", r.Model, r.Rank)
+		if err := textSensitivity(w, r); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func hasSensitivity(r *models.Ranked) bool {
+	for _, m := range r.Machines {
+		if m.Sensitivity != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -205,13 +208,50 @@ func TestGenVerb(t *testing.T) {
 			t.Errorf("%s: %s", m, stderr)
 		}
 	}
+	// A specification gen would have turned into an invalid model is
+	// rejected with its line, and nothing is written.
+	clash := writeTemp(t, "clash.json", "{\"applications\": [\"X\"],\n \"machines\": [\"X\"],\n \"etc\": [[1]],\n \"mappings\": [{\"allocation\": {\"X\": [\"X\"]}}]}\n")
+	target := filepath.Join(dir, "clash.pepa")
+	if code, _, stderr := runPepa(t, "", "gen", clash, "-o", target); code != exitInvalid || !strings.Contains(stderr, clash+":2:15: error: machines[0]: machine \"X\" has the name of an application") {
+		t.Errorf("name clash: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("gen wrote %s from a bad specification", target)
+	}
+	// What gen writes is in canonical layout: pepa fmt -l lists nothing.
+	var written []string
+	for _, m := range []string{"round-robin", "paired", "uneven"} {
+		written = append(written, filepath.Join(dir, m+".pepa"))
+	}
+	for _, spec := range []string{"../../testdata/spec-owners.json", bigSpec(t, 30, 2)} {
+		p := filepath.Join(dir, fmt.Sprintf("x%d.pepa", len(written)))
+		args := []string{"gen", spec, "-o", p}
+		if strings.HasSuffix(spec, "big.json") {
+			// No mapping in it: gen says so with the line, writes nothing.
+			code, _, stderr := runPepa(t, "", args...)
+			if code != exitInvalid || !strings.Contains(stderr, spec+":2:1: error: mappings: no mapping") {
+				t.Errorf("gen without a mapping: exit %d: %s", code, stderr)
+			}
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("gen without a mapping wrote %s", p)
+			}
+			continue
+		}
+		if code, _, stderr := runPepa(t, "", append(args, "--mapping", "spread")...); code != exitOK {
+			t.Fatalf("gen %s: %s", spec, stderr)
+		}
+		written = append(written, p)
+	}
+	if code, out, stderr := runPepa(t, "", append([]string{"fmt", "-l"}, written...)...); code != exitOK || out != "" {
+		t.Errorf("fmt -l on gen's output: exit %d, listed %q %s", code, out, stderr)
+	}
 	code, _, stderr = runPepa(t, "", "gen", "../../testdata/spec-example.json")
 	if code != exitInvalid || !strings.Contains(stderr, "has 3 mappings") {
 		t.Errorf("several mappings without --mapping: exit %d: %s", code, stderr)
 	}
 	bad := writeTemp(t, "bad.json", "{\n \"etc\": [[1, -2]],\n \"mappings\": [{\"name\": \"m\", \"allocation\": {\"M1\": [\"A1\"]}}]\n}\n")
 	code, _, stderr = runPepa(t, "", "gen", bad)
-	if code != exitInvalid || !strings.Contains(stderr, bad+":2: error: ETC[1][2] is -2") {
+	if code != exitInvalid || !strings.Contains(stderr, bad+":2:14: error: etc[0][1]: ETC[1][2] is -2") {
 		t.Errorf("bad spec: exit %d: %s", code, stderr)
 	}
 }
@@ -263,5 +303,53 @@ func TestSensitivityFlag(t *testing.T) {
 	}
 	if code, _, _ := runPepa(t, "", "robustness", "--beta", "30", "--sensitivity", "--flat", model); code != exitUsage {
 		t.Errorf("--sensitivity --flat: exit %d", code)
+	}
+}
+
+// bigSpec writes a specification of apps applications on machines machines
+// without a mapping (optimize needs none).
+func bigSpec(t *testing.T, apps, machines int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("// made up\n{\"etc\": [\n")
+	for i := 0; i < apps; i++ {
+		b.WriteString("  [")
+		for j := 0; j < machines; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%g", 1+float64((i*7+j*3)%11)/4)
+		}
+		b.WriteString("],\n") // a trailing comma: JWCC
+	}
+	b.WriteString("],\n\"workload\": {\"nominal\": 1, \"perturbed\": {\"uniform\": [1, 1.5]}}}\n")
+	return writeTemp(t, "big.json", b.String())
+}
+
+// TestOptimizeStops: on an instance too large to prove, optimize runs for
+// its budget and says so with the gap; interrupted, it writes the best
+// mapping so far and exits 130; an unwritable -o fails before searching.
+func TestOptimizeStops(t *testing.T) {
+	spec := bigSpec(t, 40, 5)
+	code, out, stderr := runPepa(t, "", "optimize", spec, "--beta", "30", "--budget", "1500ms")
+	if code != exitOK || !strings.Contains(out, "stopped: budget spent after") || !strings.Contains(out, "within ") {
+		t.Errorf("budget: exit %d\n%s\n%s", code, out, stderr)
+	}
+	dir := t.TempDir()
+	model := filepath.Join(dir, "best.pepa")
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	var o, eb bytes.Buffer
+	code = run(ctx, &env{stdin: strings.NewReader(""), stdout: &o, stderr: &eb}, []string{"optimize", spec, "--beta", "30", "--budget", "1m", "-o", model})
+	if code != exitInterrupted || !strings.Contains(o.String(), "stopped: interrupted") || !strings.Contains(eb.String(), "interrupted") {
+		t.Errorf("interrupt: exit %d\n%s\n%s", code, o.String(), eb.String())
+	}
+	if code, _, stderr := runPepa(t, "", "check", model); code != exitOK {
+		t.Errorf("the model written on interrupt does not check: %s", stderr)
+	}
+	start := time.Now()
+	code, _, stderr = runPepa(t, "", "optimize", spec, "--beta", "30", "-o", filepath.Join(dir, "missing", "x.pepa"))
+	if code != exitInvalid || !strings.Contains(stderr, "cannot write") || time.Since(start) > 5*time.Second {
+		t.Errorf("unwritable -o: exit %d after %v: %s", code, time.Since(start), stderr)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"pepa/ctmc"
 )
@@ -13,7 +15,7 @@ func runStates(ctx context.Context, e *env, args []string) int {
 		`  pepa states testdata/pc-lan.pepa                  state and transition counts
   pepa states --format json testdata/pc-lan.pepa    the same as JSON
   pepa states --export prism out/lan testdata/pc-lan.pepa
-                                                    write out/lan.tra, .sta, .lab for PRISM or Storm
+        write out/lan.tra, .sta, .lab for PRISM or Storm (out/ is created if missing)
 `)
 	var o outputFlags
 	o.register(fs)
@@ -48,6 +50,14 @@ func runStates(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if prefix != "" {
+		// The prefix's directory is created, as -o's callers expect of
+		// a path they name.
+		if dir := filepath.Dir(prefix); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				fmt.Fprintf(e.stderr, "pepa states: %v\n", err)
+				return exitInvalid
+			}
+		}
 		for _, part := range []struct {
 			ext   string
 			write func(io.Writer, *ctmc.Chain) error

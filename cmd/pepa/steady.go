@@ -13,13 +13,14 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "steady", "steady [flags] FILE",
 		`  pepa steady testdata/pc-lan.pepa                  throughputs and utilisations
   pepa steady --format csv -o lan.csv testdata/pc-lan.pepa
-  pepa steady --tolerance 1e-14 testdata/active-badge.pepa
+  pepa steady --method bicgstab --tolerance 1e-13 testdata/active-badge.pepa
 `)
 	var o outputFlags
 	o.register(fs)
-	tol := fs.Float64("tolerance", 1e-12, "stop when ||pi Q||_inf <= `TOL` * max exit rate * ||pi||_inf")
-	maxIter := fs.Int("max-iterations", 100000, "give up (with an error) after `N` Gauss-Seidel sweeps")
-	omega := fs.Float64("omega", 1, "SOR relaxation factor in (0, 2); 1 is Gauss-Seidel")
+	tol := fs.Float64("tolerance", 1e-12, "bicgstab: refine until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth reports its estimate whatever it is")
+	maxIter := fs.Int("max-iterations", 100000, "give up (with an error) after `N` BiCGSTAB iterations (iterative method)")
+	omega := fs.Float64("omega", 1, "ignored (the former Gauss-Seidel solver's SOR factor; kept so scripts keep working)")
+	method := fs.String("method", "auto", "`METHOD`: auto (gth up to 2000 states in the closed class, bicgstab above, and gth after all up to 16000 states if bicgstab cannot reach the tolerance), gth (direct), bicgstab (iterative)")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -32,6 +33,14 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	}
 	if *tol <= 0 || *maxIter <= 0 || *omega <= 0 || *omega >= 2 {
 		return usageError(e, "steady", "--tolerance and --max-iterations must be positive and --omega in (0, 2)")
+	}
+	var m0 string
+	switch *method {
+	case "auto":
+	case ctmc.MethodDirect, ctmc.MethodIterative:
+		m0 = *method
+	default:
+		return usageError(e, "steady", "--method must be auto, gth or bicgstab")
 	}
 	name := files[0]
 	timer := newStageTimer(o.verbose)
@@ -49,7 +58,7 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		reportDeadlocks(e, name, c)
 		return exitInvalid
 	}
-	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: *tol, MaxIterations: *maxIter, Omega: *omega})
+	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: *tol, MaxIterations: *maxIter, Omega: *omega, Method: m0})
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -65,8 +74,9 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		switch o.format {
 		case "json":
 			type tp struct {
-				Action     string  `json:"action"`
-				Throughput float64 `json:"throughput"`
+				Action        string  `json:"action"`
+				Throughput    float64 `json:"throughput"`
+				RelativeError float64 `json:"relative_error"`
 			}
 			type ut struct {
 				Component  string  `json:"component"`
@@ -79,11 +89,17 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 				Transitions int     `json:"transitions"`
 				Iterations  int     `json:"iterations"`
 				Residual    float64 `json:"residual"`
+				Method      string  `json:"method"`
+				Closed      int     `json:"closed_states"`
+				Transient   int     `json:"transient_states"`
+				MaxError    float64 `json:"max_relative_error"`
+				ErrorKind   string  `json:"error_kind"`
 				Throughput  []tp    `json:"throughput"`
 				Utilisation []ut    `json:"utilisation"`
-			}{Model: displayName(name), States: c.N, Transitions: c.NumTransitions(), Iterations: res.Iterations, Residual: res.Residual}
+			}{Model: displayName(name), States: c.N, Transitions: c.NumTransitions(), Iterations: res.Iterations, Residual: res.Residual,
+				Method: res.Method, Closed: res.ClosedStates, Transient: res.Transient, MaxError: res.MaxThroughputError, ErrorKind: ctmc.ErrorBoundKind}
 			for _, t := range tps {
-				out.Throughput = append(out.Throughput, tp{t.Action, t.Value})
+				out.Throughput = append(out.Throughput, tp{t.Action, t.Value, res.ThroughputError[t.Action]})
 			}
 			for _, u := range uts {
 				out.Utilisation = append(out.Utilisation, ut{u.Component, u.State, u.Value})
@@ -94,6 +110,9 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 			for _, t := range tps {
 				fmt.Fprintf(w, "throughput,,%s,%s\n", csvQuote(t.Action), fmtFloat(t.Value))
 			}
+			for _, t := range tps {
+				fmt.Fprintf(w, "throughput_relative_error,,%s,%s\n", csvQuote(t.Action), fmtFloat(res.ThroughputError[t.Action]))
+			}
 			for _, u := range uts {
 				fmt.Fprintf(w, "utilisation,%s,%s,%s\n", csvQuote(u.Component), csvQuote(u.State), fmtFloat(u.Value))
 			}
@@ -101,11 +120,20 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		}
 		fmt.Fprintf(w, "model:    %s\n", displayName(name))
 		fmt.Fprintf(w, "states:   %d (%d transitions)\n", c.N, c.NumTransitions())
-		fmt.Fprintf(w, "solver:   Gauss-Seidel, %d iterations, relative residual %.2g\n\n", res.Iterations, res.Residual)
+		if res.Transient > 0 {
+			fmt.Fprintf(w, "closed:   %d states in the closed class, %d transient states (probability 0)\n", res.ClosedStates, res.Transient)
+		}
+		switch res.Method {
+		case ctmc.MethodDirect:
+			fmt.Fprintf(w, "solver:   GTH state reduction (direct)\n")
+		default:
+			fmt.Fprintf(w, "solver:   BiCGSTAB with ILU(0) (iterative), %d iterations\n", res.Iterations)
+		}
+		fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, ctmc.ErrorBoundKind)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "action\tthroughput")
+		fmt.Fprintln(tw, "action\tthroughput\trelative error (est.)")
 		for _, t := range tps {
-			fmt.Fprintf(tw, "%s\t%.10g\n", t.Action, t.Value)
+			fmt.Fprintf(tw, "%s\t%.10g\t%.2g\n", t.Action, t.Value, res.ThroughputError[t.Action])
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

@@ -1,0 +1,467 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+
+	"pepa/models/sweep"
+)
+
+// varyFlags collects repeated --vary flags.
+type varyFlags []sweep.Param
+
+func (v *varyFlags) String() string { return "" }
+func (v *varyFlags) Set(s string) error {
+	p, err := sweep.ParseVary(s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, p)
+	return nil
+}
+
+// runVerb runs a verb by name; set in init, because the verb table
+// refers to runSweep, which runs verbs.
+var runVerb func(ctx context.Context, e *env, name string, args []string) int
+
+func init() {
+	runVerb = func(ctx context.Context, e *env, name string, args []string) int {
+		return verbs[name].run(ctx, e, args)
+	}
+}
+
+// sweepVerbs are the verbs whose JSON measures a sweep collects.
+var sweepVerbs = map[string]bool{"states": true, "steady": true, "passage": true, "robustness": true, "simulate": true}
+
+func runSweep(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "sweep", "sweep --vary NAME=RANGE [--vary NAME=RANGE] [flags] VERB [verb flags] FILE...",
+		`  pepa sweep --vary 'r3=0.1:0.5:0.05' robustness --beta 30 testdata/cluster/paired.pepa testdata/cluster/uneven.pepa
+        robustness of both mappings as application 3's ideal rate r3 varies, and where the ranking changes
+  pepa sweep --vary 'r1=0.1,0.2,0.4' --vary 'r2=0.1:0.3:0.1' --format csv robustness --beta 30 testdata/cluster/paired.pepa
+        every measure of robustness on a 3 x 3 grid, one CSV row per point
+  pepa sweep --vary 'r1=0.1:1:0.1' --columns 'compute1]' steady testdata/cluster/uneven.pepa
+        the throughput of compute1 as r1 varies (add --plot r1.png to draw it)
+
+RANGE is START:STOP:STEP or V1,V2,...; NAME a rate constant defined in every
+model (NAME = EXPRESSION;), whose definition is replaced by each value. The
+model files are the VERB's arguments ending in .pepa. The measures are the
+numbers of 'pepa VERB --format json', named by their JSON paths
+(mappings[a.pepa].robustness, throughput[walk1].throughput).
+`)
+	var vary varyFlags
+	fs.Var(&vary, "vary", "a rate constant and its values: `NAME=START:STOP:STEP` or NAME=V1,V2,... (once or twice)")
+	format := fs.String("format", "text", "output format: text, json or csv")
+	out := fs.String("o", "", "write the result to `FILE` (atomically) instead of standard output")
+	plotPath := fs.String("plot", "", "draw the measures against the parameter (a heat map for two) to `FILE`.png or .svg")
+	columns := fs.String("columns", "", "comma-separated substrings: keep the measures whose names contain one (default for text and plots: the verb's headline measures)")
+	workers := fs.Int("workers", 0, "points solved at once (default: every core)")
+	tol := fs.Float64("crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, e.stdout)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		printUsage(fs, e.stderr)
+		return exitUsage
+	}
+	rest := fs.Args()
+	switch {
+	case len(vary) == 0:
+		return usageError(e, "sweep", "give --vary NAME=RANGE")
+	case len(vary) > 2:
+		return usageError(e, "sweep", "at most two --vary parameters")
+	case len(vary) == 2 && vary[0].Name == vary[1].Name:
+		return usageError(e, "sweep", "--vary %s given twice", vary[0].Name)
+	case *format != "text" && *format != "json" && *format != "csv":
+		return usageError(e, "sweep", "unknown --format %q (want text, json or csv)", *format)
+	case !(*tol > 0 && *tol < 1):
+		return usageError(e, "sweep", "--crossing-tolerance must be in (0, 1)")
+	case len(rest) == 0:
+		return usageError(e, "sweep", "no verb given (one of robustness, steady, passage, simulate, states)")
+	case !sweepVerbs[rest[0]]:
+		return usageError(e, "sweep", "cannot sweep verb %q (want robustness, steady, passage, simulate or states)", rest[0])
+	}
+	plotFormat := ""
+	if *plotPath != "" {
+		switch strings.ToLower(filepath.Ext(*plotPath)) {
+		case ".png":
+			plotFormat = "png"
+		case ".svg":
+			plotFormat = "svg"
+		default:
+			return usageError(e, "sweep", "--plot wants a .png or .svg file name")
+		}
+	}
+	verb, verbArgs := rest[0], rest[1:]
+	var fileIdx []int
+	for i, a := range verbArgs {
+		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot"} {
+			if a == bad || strings.HasPrefix(a, bad+"=") {
+				return usageError(e, "sweep", "%s belongs to sweep, not to the verb", bad)
+			}
+		}
+		if !strings.HasPrefix(a, "-") && strings.HasSuffix(strings.ToLower(a), ".pepa") {
+			fileIdx = append(fileIdx, i)
+		}
+	}
+	if len(fileIdx) == 0 {
+		return usageError(e, "sweep", "no model file (an argument ending in .pepa) among the verb's arguments")
+	}
+	names := make([]string, len(vary))
+	for i, p := range vary {
+		names[i] = p.Name
+	}
+	srcs := make([][]byte, len(fileIdx))
+	for k, i := range fileIdx {
+		b, err := readInput(e, verbArgs[i])
+		if err != nil {
+			fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+			return exitUsage
+		}
+		srcs[k] = b
+		// Every model must define every varied constant.
+		if _, err := sweep.EditSource(verbArgs[i], b, names, make([]float64, len(names))); err != nil {
+			fmt.Fprintf(e.stderr, "%v\n", err)
+			return exitInvalid
+		}
+	}
+	tmp, err := os.MkdirTemp("", "pepa-sweep-")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		return exitInvalid
+	}
+	defer os.RemoveAll(tmp)
+	var counter atomic.Int64
+	// evaluate runs the verb on the models edited for one point and
+	// returns its measures.
+	evaluate := func(ctx context.Context, values []float64) ([]sweep.Column, error) {
+		dir := filepath.Join(tmp, fmt.Sprint(counter.Add(1)))
+		a := append([]string{}, verbArgs...)
+		var replace []string
+		for k, i := range fileIdx {
+			edited, err := sweep.EditSource(verbArgs[i], srcs[k], names, values)
+			if err != nil {
+				return nil, err
+			}
+			d := filepath.Join(dir, fmt.Sprint(k))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, err
+			}
+			p := filepath.Join(d, filepath.Base(verbArgs[i]))
+			if err := os.WriteFile(p, edited, 0o644); err != nil {
+				return nil, err
+			}
+			a[i] = p
+			replace = append(replace, jsonQuoted(p), jsonQuoted(verbArgs[i]), p, verbArgs[i])
+		}
+		defer os.RemoveAll(dir)
+		var stdout, stderr bytes.Buffer
+		code := runVerb(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, verb, append(a, "--format", "json"))
+		fix := strings.NewReplacer(replace...)
+		if code != exitOK {
+			return nil, fmt.Errorf("at %s: pepa %s failed:\n%s", pointString(names, values), verb, strings.TrimSpace(fix.Replace(stderr.String())))
+		}
+		return sweep.Flatten([]byte(fix.Replace(stdout.String())))
+	}
+	params := []sweep.Param(vary)
+	points := sweep.Grid(params)
+	if e.stderrTerminal {
+		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", len(points))
+	}
+	rows, err := sweep.Run(ctx, len(points), *workers, func(ctx context.Context, i int) ([]sweep.Column, error) {
+		return evaluate(ctx, points[i])
+	})
+	if e.stderrTerminal {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		return exitInvalid
+	}
+	// Columns in order of first appearance; a point may lack some.
+	var cols []string
+	colIndex := map[string]int{}
+	for _, r := range rows {
+		for _, c := range r {
+			if _, ok := colIndex[c.Name]; !ok {
+				colIndex[c.Name] = len(cols)
+				cols = append(cols, c.Name)
+			}
+		}
+	}
+	table := make([][]float64, len(rows))
+	for i, r := range rows {
+		table[i] = make([]float64, len(cols))
+		for j := range table[i] {
+			table[i][j] = math.NaN()
+		}
+		for _, c := range r {
+			table[i][colIndex[c.Name]] = c.Value
+		}
+	}
+	headline := selectColumns(cols, splitList(*columns), verb)
+	all := headline
+	if *columns == "" {
+		all = make([]int, len(cols))
+		for j := range all {
+			all[j] = j
+		}
+	}
+
+	// Crossings: where one mapping's robustness overtakes another's.
+	var crossings []sweep.Crossing
+	if len(params) == 1 && len(fileIdx) >= 2 && (verb == "robustness" || verb == "simulate") {
+		var series []string
+		var ys [][]float64
+		for _, i := range fileIdx {
+			name := "mappings[" + verbArgs[i] + "].robustness"
+			if verb == "simulate" {
+				break // one model per run: no ranking to cross
+			}
+			j, ok := colIndex[name]
+			if !ok {
+				continue
+			}
+			series = append(series, verbArgs[i])
+			y := make([]float64, len(rows))
+			for p := range rows {
+				y[p] = table[p][j]
+			}
+			ys = append(ys, y)
+		}
+		refine := func(ctx context.Context, x float64) ([]float64, error) {
+			r, err := evaluate(ctx, []float64{x})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]float64, len(series))
+			for k, s := range series {
+				out[k] = math.NaN()
+				for _, c := range r {
+					if c.Name == "mappings["+s+"].robustness" {
+						out[k] = c.Value
+					}
+				}
+			}
+			return out, nil
+		}
+		if crossings, err = sweep.Crossings(ctx, params[0].Values, series, ys, refine, *tol); err != nil {
+			fmt.Fprintf(e.stderr, "pepa sweep: refining a crossing: %v\n", err)
+			return exitInvalid
+		}
+	}
+
+	if plotFormat != "" {
+		err := writeOutput(e, *plotPath, func(w io.Writer) error {
+			if len(params) == 1 {
+				var series []sweep.Series
+				for _, j := range limitInts(headline, 12) {
+					y := make([]float64, len(rows))
+					for p := range rows {
+						y[p] = table[p][j]
+					}
+					series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
+				}
+				return sweep.PlotLines(w, plotFormat, params[0].Name, params[0].Values, series, crossings)
+			}
+			nx, ny := len(params[0].Values), len(params[1].Values)
+			var hn []string
+			var z [][][]float64
+			for _, j := range limitInts(headline, 4) {
+				g := make([][]float64, nx)
+				for a := range g {
+					g[a] = make([]float64, ny)
+					for b := range g[a] {
+						g[a][b] = table[a*ny+b][j]
+					}
+				}
+				hn = append(hn, plotLabel(cols[j]))
+				z = append(z, g)
+			}
+			return sweep.PlotHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
+		})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+			return exitInvalid
+		}
+	}
+
+	err = writeOutput(e, *out, func(w io.Writer) error {
+		switch *format {
+		case "json":
+			var pts []map[string]any
+			for i, p := range points {
+				vals := map[string]any{}
+				for k, n := range names {
+					vals[n] = p[k]
+				}
+				ms := map[string]any{}
+				for _, j := range all {
+					ms[cols[j]] = jsonFloat(table[i][j])
+				}
+				pts = append(pts, map[string]any{"values": vals, "measures": ms})
+			}
+			var cs []map[string]any
+			for _, c := range crossings {
+				cs = append(cs, map[string]any{"parameter": names[0], "at": c.X, "between": []float64{c.Lo, c.Hi},
+					"value": c.Value, "overtaking": overtaker(c), "overtaken": overtaken(c)})
+			}
+			return writeJSON(w, map[string]any{"verb": verb, "vary": names, "points": pts, "crossings": nonNilMaps(cs)})
+		case "csv":
+			header := append([]string{}, names...)
+			for _, j := range all {
+				header = append(header, csvQuote(cols[j]))
+			}
+			fmt.Fprintln(w, strings.Join(header, ","))
+			for i, p := range points {
+				var f []string
+				for _, v := range p {
+					f = append(f, fmtFloat(v))
+				}
+				for _, j := range all {
+					f = append(f, csvFloat(table[i][j]))
+				}
+				fmt.Fprintln(w, strings.Join(f, ","))
+			}
+			return nil
+		}
+		fmt.Fprintf(w, "sweep of pepa %s over %s (%d points)\n\n", verb, strings.Join(names, " x "), len(points))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		header := strings.Join(names, "\t") + "\t"
+		for _, j := range headline {
+			header += cols[j] + "\t"
+		}
+		fmt.Fprintln(tw, header)
+		for i, p := range points {
+			row := ""
+			for _, v := range p {
+				row += fmt.Sprintf("%g\t", v)
+			}
+			for _, j := range headline {
+				row += textFloat(table[i][j], "%.6f") + "\t"
+			}
+			fmt.Fprintln(tw, row)
+		}
+		tw.Flush()
+		if len(crossings) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, c := range crossings {
+			fmt.Fprintf(w, "crossing: %s overtakes %s at %s = %.6g (robustness %.6f; between %g and %g)\n",
+				overtaker(c), overtaken(c), names[0], c.X, c.Value, c.Lo, c.Hi)
+		}
+		if len(params) == 1 && len(fileIdx) >= 2 && verb == "robustness" && len(crossings) == 0 {
+			fmt.Fprintln(w, "\nno crossing: the ranking by robustness is the same at every point")
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+func overtaker(c sweep.Crossing) string {
+	if c.AOvertakes {
+		return c.A
+	}
+	return c.B
+}
+
+func overtaken(c sweep.Crossing) string {
+	if c.AOvertakes {
+		return c.B
+	}
+	return c.A
+}
+
+func nonNilMaps(m []map[string]any) []map[string]any {
+	if m == nil {
+		return []map[string]any{}
+	}
+	return m
+}
+
+func limitInts(s []int, n int) []int {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func jsonQuoted(s string) string {
+	var b bytes.Buffer
+	writeJSONString(&b, s)
+	return b.String()
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	q := fmt.Sprintf("%q", s) // the same as JSON for the paths we write
+	b.WriteString(q)
+}
+
+func pointString(names []string, values []float64) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + " = " + sweep.FormatValue(values[i])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// selectColumns picks the columns whose names contain one of the
+// substrings, or by default the verb's headline measures.
+func selectColumns(cols, subs []string, verb string) []int {
+	var out []int
+	for j, c := range cols {
+		keep := false
+		if len(subs) > 0 {
+			for _, s := range subs {
+				keep = keep || strings.Contains(c, s)
+			}
+		} else {
+			switch verb {
+			case "robustness":
+				keep = c == "robustness" || strings.HasSuffix(c, "].robustness")
+			case "steady":
+				keep = strings.HasPrefix(c, "throughput[")
+			case "passage":
+				keep = strings.HasPrefix(c, "points[") && strings.HasSuffix(c, ".cdf")
+			case "simulate":
+				keep = c == "robustness" || strings.HasPrefix(c, "throughput[") && strings.HasSuffix(c, ".throughput") ||
+					strings.HasPrefix(c, "points[") && strings.HasSuffix(c, ".cdf")
+			case "states":
+				keep = c == "states" || c == "transitions"
+			}
+		}
+		if keep {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// plotLabel shortens a column name for a legend: mappings[DIR/a.pepa].X
+// becomes "a.pepa X".
+func plotLabel(col string) string {
+	if rest, ok := strings.CutPrefix(col, "mappings["); ok {
+		if i := strings.Index(rest, "]."); i >= 0 {
+			return filepath.Base(rest[:i]) + " " + rest[i+2:]
+		}
+	}
+	return col
+}

@@ -1,0 +1,161 @@
+package simulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"pepa/ctmc"
+)
+
+// Options controls a simulation run. A run stops at the first of: every
+// reported interval narrower than Precision, Replications replications,
+// Budget of wall-clock time; at least one must be set.
+type Options struct {
+	Seed         uint64
+	Confidence   float64       // level of every interval (default 0.95)
+	Precision    float64       // target half-width (0: none); what it is relative to depends on the measure
+	Replications int           // most replications (steady state: streams); 0: no limit
+	Budget       time.Duration // wall-clock limit (0: none); a run it stops is not reproducible by seed alone
+	Workers      int           // goroutines (default GOMAXPROCS); never changes the results
+	// MaxEvents bounds the jumps of one replication (default 1e9); a
+	// replication that reaches it is reported as censored.
+	MaxEvents int64
+	// Initial start distributions of some leaves (others start in local
+	// state 0, as in Derive).
+	Initial []LeafDistribution
+	// Progress, if set, is called after each block of replications.
+	Progress func(p Progress)
+	// general forces the general evaluation even where leaf tables apply
+	// (tests compare the two).
+	general bool
+}
+
+// Progress is the state of a run, for a progress line.
+type Progress struct {
+	Replications int
+	Events       int64
+	Elapsed      time.Duration
+	HalfWidth    float64 // the widest interval that the precision rule watches
+}
+
+// Stats are the figures of a run itself.
+type Stats struct {
+	Replications int
+	Events       int64
+	Elapsed      time.Duration
+	// EventsPerSecond is Events over Elapsed (wall clock, all workers).
+	EventsPerSecond float64
+	Stopped         string // "precision", "replications", "budget"
+	Workers         int
+}
+
+func (o *Options) defaults() error {
+	if o.Confidence == 0 {
+		o.Confidence = 0.95
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return fmt.Errorf("confidence %g is not in (0, 1)", o.Confidence)
+	}
+	if o.Precision < 0 || o.Replications < 0 || o.Budget < 0 {
+		return errors.New("precision, replications and budget must not be negative")
+	}
+	if o.Precision == 0 && o.Replications == 0 && o.Budget == 0 {
+		return errors.New("no stopping rule: give a precision, a number of replications or a budget")
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = 1e9
+	}
+	return nil
+}
+
+// blockSize is the number of replications between two checks of the
+// stopping rules. It is fixed, not derived from the number of workers, so
+// that where a run stops does not depend on the machine.
+const blockSize = 512
+
+// replicate runs replications 0, 1, 2, ... in blocks on all workers. one
+// simulates replication i on a worker's path and returns its result; add
+// receives the results in index order; halfWidth returns the widest
+// interval the precision rule watches (NaN: not yet known) after each
+// block.
+func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
+	start := time.Now()
+	paths := make([]*path, opt.Workers)
+	lt := findTables(s, opt.general)
+	for w := range paths {
+		paths[w] = newPath(s, lt)
+	}
+	results := make([]R, blockSize)
+	var st Stats
+	st.Workers = opt.Workers
+	for n := 0; ; {
+		size := blockSize
+		if opt.Replications > 0 {
+			size = min(size, opt.Replications-n)
+		}
+		var next atomic.Int64
+		var firstErr error
+		var errOnce sync.Once
+		var wg sync.WaitGroup
+		for _, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					k := int(next.Add(1) - 1)
+					if k >= size || ctx.Err() != nil {
+						return
+					}
+					r, err := one(p, n+k)
+					if err != nil {
+						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", n+k, err) })
+						next.Store(int64(size))
+						return
+					}
+					results[k] = r
+				}
+			}()
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if firstErr != nil {
+			return st, firstErr
+		}
+		for k := 0; k < size; k++ {
+			add(results[k])
+		}
+		n += size
+		st.Replications = n
+		st.Events = 0
+		for _, p := range paths {
+			st.Events += p.events
+		}
+		st.Elapsed = time.Since(start)
+		hw := halfWidth()
+		if opt.Progress != nil {
+			opt.Progress(Progress{Replications: n, Events: st.Events, Elapsed: st.Elapsed, HalfWidth: hw})
+		}
+		switch {
+		case opt.Precision > 0 && hw <= opt.Precision:
+			st.Stopped = "precision"
+		case opt.Replications > 0 && n >= opt.Replications:
+			st.Stopped = "replications"
+		case opt.Budget > 0 && st.Elapsed >= opt.Budget:
+			st.Stopped = "budget"
+		}
+		if st.Stopped != "" {
+			st.EventsPerSecond = float64(st.Events) / st.Elapsed.Seconds()
+			return st, nil
+		}
+	}
+}

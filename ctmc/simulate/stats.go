@@ -1,0 +1,114 @@
+package simulate
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Interval is an estimate with a confidence interval [Lo, Hi].
+type Interval struct {
+	Value, Lo, Hi float64
+}
+
+// HalfWidth is the larger distance from the estimate to an end.
+func (iv Interval) HalfWidth() float64 {
+	return math.Max(iv.Value-iv.Lo, iv.Hi-iv.Value)
+}
+
+// Contains reports whether x lies in the closed interval.
+func (iv Interval) Contains(x float64) bool { return x >= iv.Lo && x <= iv.Hi }
+
+// ClopperPearson is the exact (conservative) binomial interval for k
+// successes in n trials: its ends are Beta quantiles.
+func ClopperPearson(k, n int, confidence float64) Interval {
+	if n == 0 {
+		return Interval{math.NaN(), 0, 1}
+	}
+	a := 1 - confidence
+	iv := Interval{Value: float64(k) / float64(n), Lo: 0, Hi: 1}
+	if k > 0 {
+		iv.Lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(a / 2)
+	}
+	if k < n {
+		iv.Hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - a/2)
+	}
+	return iv
+}
+
+// Wilson is the Wilson score interval for k successes in n trials.
+func Wilson(k, n int, confidence float64) Interval {
+	if n == 0 {
+		return Interval{math.NaN(), 0, 1}
+	}
+	z := distuv.UnitNormal.Quantile(1 - (1-confidence)/2)
+	nf := float64(n)
+	p := float64(k) / nf
+	den := 1 + z*z/nf
+	c := (p + z*z/(2*nf)) / den
+	h := z / den * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
+	return Interval{Value: p, Lo: math.Max(0, c-h), Hi: math.Min(1, c+h)}
+}
+
+// DKW is the half-width of the Dvoretzky-Kiefer-Wolfowitz band: with
+// probability at least confidence the empirical CDF of n samples is within
+// it of the true CDF at every t at once (Massart's constant).
+func DKW(n int, confidence float64) float64 {
+	if n == 0 {
+		return 1
+	}
+	return math.Sqrt(math.Log(2/(1-confidence)) / (2 * float64(n)))
+}
+
+// moments accumulates a sample's mean and variance (Welford).
+type moments struct {
+	n    int
+	mean float64
+	m2   float64
+}
+
+func (m *moments) add(x float64) {
+	m.n++
+	d := x - m.mean
+	m.mean += d / float64(m.n)
+	m.m2 += d * (x - m.mean)
+}
+
+// interval is the Student t interval for the mean.
+func (m *moments) interval(confidence float64) Interval {
+	if m.n < 2 {
+		return Interval{m.mean, math.Inf(-1), math.Inf(1)}
+	}
+	sd := math.Sqrt(m.m2 / float64(m.n-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(m.n - 1)}.Quantile(1 - (1-confidence)/2)
+	h := t * sd / math.Sqrt(float64(m.n))
+	return Interval{m.mean, m.mean - h, m.mean + h}
+}
+
+// quantileInterval is a sample quantile with the distribution-free
+// interval between two order statistics (normal approximation to the
+// binomial count of samples below the quantile). sorted must be sorted;
+// +Inf entries (never finished) are allowed.
+func quantileInterval(sorted []float64, p, confidence float64) Interval {
+	n := len(sorted)
+	if n == 0 {
+		return Interval{math.NaN(), math.NaN(), math.NaN()}
+	}
+	z := distuv.UnitNormal.Quantile(1 - (1-confidence)/2)
+	at := func(i int) float64 {
+		switch {
+		case i < 0:
+			return 0
+		case i >= n:
+			return math.Inf(1)
+		}
+		return sorted[i]
+	}
+	np := float64(n) * p
+	h := z * math.Sqrt(np*(1-p))
+	return Interval{
+		Value: at(int(math.Ceil(np)) - 1),
+		Lo:    at(int(math.Floor(np-h)) - 1),
+		Hi:    at(int(math.Ceil(np + h))),
+	}
+}

@@ -1,0 +1,27 @@
+// Package randmodel writes small random PEPA models, as source text, for the
+// differential tests of the solvers against internal/reference. A seed
+// determines the model.
+//
+// The models go where hand-written tests do not: choices with duplicate
+// prefixes and with one action leading to different targets, self-loops,
+// constant aliases (P = Q;), repeated anonymous continuations, cooperation
+// with blocked and hidden actions, weighted passive partners, components
+// passive on an action in one derivative and active in another, arrays with
+// and without cooperation sets, stiff rates (1e-4 to 1e4), transient
+// start-up phases, and chains that are reducible or deadlock. Mapping-shaped
+// models (passive single-state applications, machines racing an ideal and a
+// perturbed path through their compute actions) are a family of their own.
+//
+// Invariants: the text always parses; passive activities are only ever
+// written on an action that the enclosing cooperation synchronises with an
+// active-only partner (or blocks), so lang.Load accepts every model and no
+// reachable state exposes a passive activity at the top level. The one
+// deliberate exception is feature "mixed-array" (also a family of its own,
+// one seed in thirty): an array of a component
+// that is passive on an action in one derivative and active in another,
+// which is invalid at run time (undefined apparent rate) as soon as two
+// copies disagree, so that refusals are compared too. In general models the
+// product of the components' local derivative counts is at most MaxProduct;
+// mapping models have at most four applications on three machines; so
+// chains stay small enough for dense methods.
+package randmodel

@@ -1,0 +1,605 @@
+package randmodel
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// MaxProduct bounds the product of the components' local derivative counts
+// (an upper bound on the state count).
+const MaxProduct = 250
+
+// Model is a generated model.
+type Model struct {
+	Seed   int64
+	Family string // "general" or "mapping"
+	Source string
+	// Features lists what the generator put in, for the test's tallies.
+	Features []string
+	// Cycles, for mapping models, lists each machine's cycle-closing
+	// actions (its natural passage targets); FirstActions its first ones.
+	Cycles       [][]string
+	FirstActions [][]string
+}
+
+// Generate writes the model of a seed.
+func Generate(seed int64) Model {
+	r := rand.New(rand.NewSource(seed))
+	g := &gen{r: r, feats: map[string]bool{}}
+	g.stiff = r.Intn(4) == 0
+	if g.stiff {
+		g.feat("stiff")
+	}
+	var m Model
+	switch x := r.Intn(60); {
+	case x < 2:
+		m = g.mixedArray()
+	case x < 22:
+		m = g.mapping()
+	default:
+		m = g.general()
+	}
+	m.Seed = seed
+	for f := range g.feats {
+		m.Features = append(m.Features, f)
+	}
+	sort.Strings(m.Features)
+	return m
+}
+
+type gen struct {
+	r     *rand.Rand
+	stiff bool
+	feats map[string]bool
+	defs  []string // rate definitions, in order
+	nrate int
+}
+
+func (g *gen) feat(f string) { g.feats[f] = true }
+
+// value draws a rate value: 0.2 to 5 usually, 1e-4 to 1e4 (log-uniform)
+// in stiff models.
+func (g *gen) value() float64 {
+	var v float64
+	if g.stiff {
+		v = math.Pow(10, -4+8*g.r.Float64())
+	} else {
+		v = 0.2 + 4.8*g.r.Float64()
+	}
+	return roundSig(v, 3)
+}
+
+func roundSig(v float64, digits int) float64 {
+	s := strconv.FormatFloat(v, 'g', digits, 64)
+	x, _ := strconv.ParseFloat(s, 64)
+	return x
+}
+
+func num(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
+}
+
+// rate writes an active rate: a literal, a rate name, or an expression.
+func (g *gen) rate() string {
+	v := g.value()
+	switch g.r.Intn(5) {
+	case 0:
+		g.nrate++
+		name := fmt.Sprintf("r%d", g.nrate)
+		g.defs = append(g.defs, fmt.Sprintf("%s = %s;", name, num(v)))
+		return name
+	case 1:
+		g.nrate++
+		name := fmt.Sprintf("r%d", g.nrate)
+		g.defs = append(g.defs, fmt.Sprintf("%s = %s;", name, num(v/2)))
+		g.feat("rate-expression")
+		return "2 * " + name
+	}
+	return num(v)
+}
+
+// passive writes a passive rate, sometimes weighted.
+func (g *gen) passive() string {
+	switch g.r.Intn(4) {
+	case 0:
+		g.feat("weighted-passive")
+		return fmt.Sprintf("%d * infty", 2+g.r.Intn(2))
+	case 1:
+		return "T"
+	}
+	return "infty"
+}
+
+// ---- general models ----
+
+// comp is one sequential component being written.
+type comp struct {
+	name    string
+	k       int      // named local states name, name_1, ...
+	local   []string // actions no other component performs
+	shared  []string // shared actions it performs
+	passive map[string]int
+	start   string // the constant the system equation uses
+	lines   []string
+	derivs  int // local derivatives written (an upper bound)
+	copies  int // array size (1: not an array)
+	arrSet  []string
+	arrCoop bool
+	hide    []string
+	stop    string // the action of a stop state, if any
+}
+
+const (
+	modeActive = iota
+	modePassive
+	modeMixed
+)
+
+func (c *comp) state(i int) string {
+	if i == 0 {
+		return c.name
+	}
+	return fmt.Sprintf("%s_%d", c.name, i)
+}
+
+func (g *gen) general() Model {
+	r := g.r
+	sharedPool := []string{"s1", "s2", "s3"}[:1+r.Intn(3)]
+	n := 1 + r.Intn(3)
+	comps := make([]*comp, n)
+	for j := range comps {
+		// Fewer local states when there are more components, so that
+		// most composed models fit the budget.
+		c := &comp{name: string(rune('P' + j)), k: 1 + r.Intn(5-n), passive: map[string]int{}, copies: 1}
+		if j >= 3 {
+			c.name = fmt.Sprintf("C%d", j)
+		}
+		for a := 0; a < 1+r.Intn(3); a++ {
+			c.local = append(c.local, fmt.Sprintf("%s%d", strings.ToLower(c.name), a))
+		}
+		for _, s := range sharedPool {
+			if r.Intn(2) == 0 {
+				c.shared = append(c.shared, s)
+			}
+		}
+		comps[j] = c
+	}
+	// The system is ((C0 <L1> C1) <L2> C2): sets drawn from the pool,
+	// sometimes with an action a side never performs (blocked).
+	sets := make([][]string, n)
+	wildcard := make([]bool, n)
+	for j := 1; j < n; j++ {
+		switch r.Intn(6) {
+		case 0:
+			wildcard[j] = true
+			g.feat("wildcard")
+		case 1:
+			// empty: pure interleaving
+		default:
+			for _, s := range sharedPool {
+				if r.Intn(3) > 0 {
+					sets[j] = append(sets[j], s)
+				}
+			}
+		}
+	}
+	// Passive partners: component j (j >= 1) may be passive on an action
+	// of its node's set that the left side performs; the left side is
+	// always active on it (passives are only ever written on right
+	// children, synchronised where they join).
+	for j := 1; j < n; j++ {
+		if wildcard[j] {
+			continue
+		}
+		if r.Intn(2) == 0 {
+			// Make sure of one candidate: an action both sides perform,
+			// in the set where component j joins.
+			a := sharedPool[r.Intn(len(sharedPool))]
+			if !contains(comps[j].shared, a) {
+				comps[j].shared = append(comps[j].shared, a)
+			}
+			if i := r.Intn(j); !contains(comps[i].shared, a) {
+				comps[i].shared = append(comps[i].shared, a)
+			}
+			if !contains(sets[j], a) {
+				sets[j] = append(sets[j], a)
+			}
+		}
+		left := map[string]bool{}
+		for i := 0; i < j; i++ {
+			for _, s := range comps[i].shared {
+				left[s] = true
+			}
+		}
+		for _, s := range sets[j] {
+			if !contains(comps[j].shared, s) || !left[s] || r.Intn(4) == 0 {
+				continue
+			}
+			if r.Intn(3) == 0 {
+				comps[j].passive[s] = modeMixed
+				g.feat("mixed-passive")
+			} else {
+				comps[j].passive[s] = modePassive
+				g.feat("passive")
+			}
+		}
+	}
+	// Arrays, start-up phases, hiding of local actions.
+	for _, c := range comps {
+		mixed := false
+		for _, m := range c.passive {
+			mixed = mixed || m == modeMixed
+		}
+		// A mixed component in an array is invalid once two copies
+		// disagree (one side enables the action both actively and
+		// passively); rarely allowed, so that refusals are tested too.
+		if mixed && r.Intn(2) == 0 {
+			g.feat("mixed-array")
+			c.copies = 2
+		} else if !mixed && r.Intn(4) == 0 {
+			c.copies = 2 + r.Intn(2)
+			g.feat("array")
+			if r.Intn(2) == 0 {
+				c.arrCoop = true
+				g.feat("array-coop")
+				for _, a := range append(append([]string{}, c.local...), c.shared...) {
+					if r.Intn(2) == 0 {
+						c.arrSet = append(c.arrSet, a)
+					}
+				}
+			}
+		}
+		if len(c.local) > 1 && r.Intn(4) == 0 {
+			c.hide = []string{c.local[r.Intn(len(c.local))]}
+			g.feat("hiding")
+		}
+	}
+	for j, c := range comps {
+		g.component(c, n > 1)
+		if c.stop == "" {
+			continue
+		}
+		// The stop action is blocked where the component joins: the
+		// other side never performs it.
+		node := j
+		if j == 0 {
+			node = 1
+		}
+		if !wildcard[node] {
+			sets[node] = append(sets[node], c.stop)
+		}
+	}
+	// Budget: the product of local derivative counts.
+	prod := 1
+	for _, c := range comps {
+		for i := 0; i < c.copies; i++ {
+			prod *= c.derivs
+			if prod > MaxProduct {
+				break
+			}
+		}
+	}
+	if prod > MaxProduct {
+		// Too big: drop arrays and extra components, keep the seed's
+		// determinism by retrying on the same generator.
+		g.defs, g.nrate = nil, 0
+		g.feats = map[string]bool{}
+		if g.stiff {
+			g.feat("stiff")
+		}
+		return g.general()
+	}
+	var b strings.Builder
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	for _, c := range comps {
+		for _, l := range c.lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	var sys string
+	for j, c := range comps {
+		t := c.start
+		if c.copies > 1 {
+			t = fmt.Sprintf("%s[%d]", c.start, c.copies)
+			if c.arrCoop {
+				t += "[" + strings.Join(c.arrSet, ", ") + "]"
+			}
+		}
+		if len(c.hide) > 0 {
+			t = fmt.Sprintf("(%s) / {%s}", t, strings.Join(c.hide, ", "))
+		}
+		if j == 0 {
+			sys = t
+			continue
+		}
+		switch {
+		case wildcard[j]:
+			sys = fmt.Sprintf("(%s) <*> (%s)", sys, t)
+		case len(sets[j]) == 0:
+			sys = fmt.Sprintf("(%s) || (%s)", sys, t)
+		default:
+			sys = fmt.Sprintf("(%s) <%s> (%s)", sys, strings.Join(sets[j], ", "), t)
+		}
+		if j == 1 && r.Intn(4) == 0 {
+			// A static component: a constant whose body is a
+			// cooperation, expanded where it is used.
+			fmt.Fprintf(&b, "Sub = %s;\n", sys)
+			sys = "Sub"
+			g.feat("static")
+		}
+	}
+	if n > 1 && r.Intn(5) == 0 {
+		// Hide a shared action at the top: its synchronised firings
+		// become tau.
+		s := sharedPool[r.Intn(len(sharedPool))]
+		sys = fmt.Sprintf("(%s) / {%s}", sys, s)
+		g.feat("hiding-shared")
+	}
+	if prod*prod <= MaxProduct && r.Intn(6) == 0 {
+		// Two copies of the whole system, as a static component.
+		fmt.Fprintf(&b, "Sys = %s;\n", sys)
+		switch r.Intn(3) {
+		case 0:
+			sys = "Sys || Sys"
+		case 1:
+			sys = "Sys <*> Sys"
+		default:
+			sys = fmt.Sprintf("Sys <%s> Sys", sharedPool[r.Intn(len(sharedPool))])
+		}
+		g.feat("static-twice")
+	}
+	b.WriteString(sys + "\n")
+	return Model{Family: "general", Source: b.String()}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// component writes the definitions of one sequential component: named
+// states on a cycle (closed, or split into traps for reducible chains),
+// extra branches, anonymous chains, aliases and an optional start-up.
+func (g *gen) component(c *comp, composed bool) {
+	r := g.r
+	acts := append(append([]string{}, c.local...), c.shared...)
+	// Per named state, whether its passive-mode actions are passive
+	// (mixed mode decides per state).
+	passiveAt := make([]bool, c.k)
+	for i := range passiveAt {
+		passiveAt[i] = r.Intn(2) == 0
+	}
+	rateFor := func(a string, statePassive bool) string {
+		switch c.passive[a] {
+		case modePassive:
+			return g.passive()
+		case modeMixed:
+			if statePassive {
+				return g.passive()
+			}
+		}
+		return g.rate()
+	}
+	// Tails reused by several branches: (act, rate).State_i.
+	var tails []string
+	// The shape of the local graph.
+	shape := "cycle"
+	if c.k >= 3 && r.Intn(8) == 0 {
+		shape = "traps" // state 0 leads into two closed traps
+		g.feat("reducible-component")
+	} else if composed && c.k >= 2 && r.Intn(10) == 0 {
+		shape = "stop" // the last state only performs a blocked action
+		g.feat("stop-state")
+	}
+	// branch writes a chain of 1 to 3 prefixes ending in state target,
+	// or (extra branches of a cycle only) in a tail written before.
+	branch := func(i, target int, extra bool) string {
+		var b strings.Builder
+		length := 1
+		switch x := r.Intn(10); {
+		case x >= 9:
+			length = 3
+		case x >= 6:
+			length = 2
+		}
+		for l := 0; l < length; l++ {
+			a := acts[r.Intn(len(acts))]
+			// Inside an anonymous chain the state is fresh: its
+			// mixed-mode passivity is drawn per prefix.
+			sp := passiveAt[i]
+			if l > 0 {
+				sp = r.Intn(2) == 0
+			}
+			fmt.Fprintf(&b, "(%s, %s).", a, rateFor(a, sp))
+			c.derivs++
+		}
+		if extra && shape == "cycle" && len(tails) > 0 && r.Intn(3) == 0 {
+			g.feat("repeated-anonymous")
+			b.WriteString(tails[r.Intn(len(tails))])
+			c.derivs--
+			return b.String()
+		}
+		b.WriteString(c.state(target))
+		return b.String()
+	}
+	c.derivs = c.k
+	bodies := make([][]string, c.k)
+	for i := 0; i < c.k; i++ {
+		var next int
+		switch shape {
+		case "traps":
+			switch {
+			case i == 0:
+				next = 1
+				bodies[i] = append(bodies[i], branch(i, 2, false))
+			case i == 1 || i == 2:
+				next = i // a self-loop trap
+			default:
+				next = 0
+			}
+		default:
+			next = (i + 1) % c.k
+		}
+		if shape == "stop" && i == c.k-1 {
+			c.stop = "stop_" + strings.ToLower(c.name)
+			bodies[i] = []string{fmt.Sprintf("(%s, %s).%s", c.stop, g.rate(), c.state(i))}
+			continue
+		}
+		bodies[i] = append(bodies[i], branch(i, next, false))
+		// Extra branches: random targets (self-loops among them),
+		// duplicates, the same action to different targets.
+		for e := r.Intn(3); e > 0; e-- {
+			switch r.Intn(4) {
+			case 0:
+				bodies[i] = append(bodies[i], bodies[i][r.Intn(len(bodies[i]))])
+				g.feat("duplicate-prefix")
+			case 1:
+				a := acts[r.Intn(len(acts))]
+				bodies[i] = append(bodies[i], fmt.Sprintf("(%s, %s).%s", a, rateFor(a, passiveAt[i]), c.state(i)))
+				g.feat("self-loop")
+			default:
+				target := r.Intn(c.k)
+				if shape == "traps" && i > 0 && i < 3 {
+					target = i
+				}
+				bodies[i] = append(bodies[i], branch(i, target, true))
+			}
+		}
+		// Remember a tail for later branches: (act, rate).State_i.
+		a := acts[r.Intn(len(acts))]
+		if c.passive[a] == modeActive {
+			tails = append(tails, fmt.Sprintf("(%s, %s).%s", a, g.rate(), c.state(i)))
+			c.derivs++
+		}
+	}
+	for i := 0; i < c.k; i++ {
+		c.lines = append(c.lines, fmt.Sprintf("%s = %s;", c.state(i), strings.Join(bodies[i], " + ")))
+	}
+	c.start = c.name
+	// An alias: Name_a = Name_j; used as the start or as a target.
+	if r.Intn(4) == 0 {
+		alias := c.name + "_a"
+		c.lines = append(c.lines, fmt.Sprintf("%s = %s;", alias, c.state(r.Intn(c.k))))
+		c.start = alias
+		c.derivs++
+		g.feat("alias")
+	}
+	// A start-up phase: local actions leading into the cycle once.
+	if r.Intn(4) == 0 {
+		boot := c.name + "_boot"
+		a := c.local[r.Intn(len(c.local))]
+		c.lines = append(c.lines, fmt.Sprintf("%s = (%s, %s).(%s, %s).%s;", boot, a, g.rate(), a, g.rate(), c.start))
+		c.start = boot
+		c.derivs += 2
+		g.feat("startup")
+	}
+}
+
+// mixedArray writes an array of a component passive on s in one derivative
+// and active in another, synchronised with an active partner: valid for lang
+// (no passive reaches the top), invalid at run time once the copies
+// disagree, since the array then enables s both actively and passively.
+func (g *gen) mixedArray() Model {
+	g.feat("mixed-array")
+	var b strings.Builder
+	x, y := g.rate(), g.rate()
+	local := ""
+	if g.r.Intn(2) == 0 {
+		local = fmt.Sprintf(" + (x0, %s).X", g.rate())
+	}
+	body := fmt.Sprintf("X = (s1, %s).X1%s;\nX1 = (s1, %s).X;\nY = (s1, %s).Y;\n", g.passive(), local, x, y)
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	b.WriteString(body)
+	fmt.Fprintf(&b, "X[%d] <s1> Y\n", 2+g.r.Intn(2))
+	return Model{Family: "mixed-array", Source: b.String()}
+}
+
+// ---- mapping models ----
+
+func (g *gen) mapping() Model {
+	r := g.r
+	apps := 1 + r.Intn(4)
+	machines := 1 + r.Intn(minInt(apps, 3))
+	owner := make([]int, apps)
+	for i := range owner {
+		owner[i] = r.Intn(machines)
+	}
+	for m := 0; m < machines; m++ { // every machine gets an application
+		owner[m] = m
+	}
+	var b strings.Builder
+	var appTerms, acts []string
+	for i := 0; i < apps; i++ {
+		a := fmt.Sprintf("compute%d", i+1)
+		acts = append(acts, a)
+		name := fmt.Sprintf("A%d", i+1)
+		fmt.Fprintf(&b, "%s = (%s, %s).%s;\n", name, a, g.passive(), name)
+		if r.Intn(6) == 0 {
+			appTerms = append(appTerms, fmt.Sprintf("%s[2]", name))
+			g.feat("array")
+		} else {
+			appTerms = append(appTerms, name)
+		}
+	}
+	m := Model{Family: "mapping"}
+	var machTerms []string
+	var lines []string
+	for j := 0; j < machines; j++ {
+		var mine []string
+		for i, o := range owner {
+			if o == j {
+				mine = append(mine, acts[i])
+			}
+		}
+		r.Shuffle(len(mine), func(x, y int) { mine[x], mine[y] = mine[y], mine[x] })
+		name := fmt.Sprintf("M%d", j+1)
+		// Ideal and perturbed paths race on the first action.
+		path := func() string {
+			var p strings.Builder
+			for _, a := range mine {
+				fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
+			}
+			return p.String() + name
+		}
+		branches := []string{path(), path()}
+		if r.Intn(4) == 0 {
+			branches = append(branches, path()) // a second perturbation
+		}
+		lines = append(lines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
+		machTerms = append(machTerms, name)
+		m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
+		m.FirstActions = append(m.FirstActions, []string{mine[0]})
+	}
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	for _, l := range lines {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(appTerms, " <> "), strings.Join(acts, ", "), strings.Join(machTerms, " <> "))
+	m.Source = b.String()
+	return m
+}
+
+func minInt(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}

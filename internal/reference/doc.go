@@ -1,0 +1,44 @@
+// Package reference is a small, slow and deliberately obvious interpreter of
+// PEPA (semantics.md sections 1 and 2), used only as an oracle by the
+// differential tests of the real solvers. It shares no code with ctmc or
+// passage: it reads the checked lang.Model and nothing else.
+//
+// # Terms
+//
+// The system equation is expanded once into a fixed tree of cooperation and
+// hiding nodes over sequential leaves: static constants are replaced by
+// their bodies where they are used, and an array P[n] becomes n copies of P
+// cooperating left-associatively on its action list (no aggregation). A
+// state is the vector of the leaves' local derivatives. A local derivative
+// is identified by its key, a string built exactly as semantics.md section 1
+// says: a constant is named by the constant; a prefix by its action, its
+// evaluated rate and the key of its continuation; a choice by the keys of
+// its branches in order (written in brackets). Two terms with equal keys
+// have the same activities, so the key is all a state needs.
+//
+// # Transitions
+//
+// The transitions of a state are computed by the structured operational
+// semantics applied literally, with every activity kept separately (two
+// identical prefixes of a choice are two transitions that race): prefix,
+// choice, constant, hiding (relabel to tau), cooperation (unsynchronised
+// actions interleave; for a shared action every pair of partner
+// transitions gives one transition of rate (r1/ra(P))*(r2/ra(Q))*min(ra(P),
+// ra(Q)), with the apparent rates summed from the partners' own transition
+// lists). Passive rates carry a weight; min(r, w*infty) = r and two passives
+// give a passive whose weight follows the same formula. A component that
+// mixes active and passive activities of one action in one state has no
+// defined apparent rate: the reference refuses the model (ErrInvalid).
+//
+// # Invariants
+//
+//   - States are numbered in breadth-first discovery order, the initial state 0.
+//   - Every transition of the chain has a finite positive rate; a reachable
+//     state enabling a passive activity at the top level makes Explore fail
+//     with ErrInvalid.
+//   - Self-loops are kept as transitions (for throughputs and action-ended
+//     passages) and left out of the generator's diagonal bookkeeping.
+//   - Numerical work is dense and direct: GTH elimination for the steady
+//     state, gonum's matrix exponential for passage CDFs, an LU solve for
+//     mean passage times. Only small chains (a few hundred states) are meant.
+package reference

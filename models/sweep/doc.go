@@ -1,0 +1,15 @@
+// Package sweep varies rate constants of a PEPA model over a grid and
+// collects measures at each point: parsing --vary specifications, editing
+// a parsed model's rate definitions (the model is re-checked, so every
+// derived rate follows), flattening a verb's JSON output into named
+// columns, locating where one series overtakes another (bisection on the
+// exact solver), and plotting the result (lines for one parameter, a heat
+// map for two).
+//
+// Invariants: a point's model is the source with the varied definitions'
+// right-hand sides replaced by the values, and nothing else changed, so
+// a point's measures are exactly those of the model edited by hand (the
+// value written with strconv's shortest round-trip formatting). Points are
+// evaluated independently, in parallel, and returned in grid order, the
+// first parameter varying slowest.
+package sweep

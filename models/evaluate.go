@@ -22,9 +22,7 @@ var machineActions = []string{"tau", "work", "done"}
 // phases and an owner process. The passage to its first "done" is its
 // finishing time; alpha is its start (the owner idle, or stationary).
 func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
-	k := float64(in.Phases)
 	o := in.Owners[j]
-	sharing := o != nil && o.Discipline == "sharing"
 	npaths, nstages := in.machinePaths(j, apps), len(apps)*in.Phases
 	capacity := 0
 	if o != nil {
@@ -34,29 +32,10 @@ func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
 	c := &ctmc.Chain{S: &ctmc.Structure{Actions: machineActions}, N: (1 + npaths*(nstages-1)) * (capacity + 1), RowPtr: []int64{0}}
 	in.machineMoves(j, apps, func(from machinePos, moves []machineMove) {
 		for _, mv := range moves {
-			var rate float64
+			rate := in.moveRate(j, from, mv)
 			act := int32(actWork)
-			switch mv.kind {
-			case moveWork:
-				r, p := in.Rates(mv.app, j)
-				rate = r
-				if mv.path == 1 {
-					rate = p
-				}
-				rate *= k
-				if sharing {
-					rate /= float64(from.n + 1)
-				}
-				if mv.closes {
-					act = actDone
-				}
-			case moveArrive:
-				rate = o.Arrival
-			case moveLeave:
-				rate = o.Service
-				if sharing {
-					rate *= float64(from.n) / float64(from.n+1)
-				}
+			if mv.kind == moveWork && mv.closes {
+				act = actDone
 			}
 			c.Col = append(c.Col, index(mv.to))
 			c.Rates = append(c.Rates, rate)
@@ -99,4 +78,36 @@ func (in *Instance) machineFinish(ctx context.Context, j int, apps []int, beta, 
 		}
 	}
 	return mr, nil
+}
+
+// moveRate is the rate of a machine move out of from: a work phase at its
+// path's rate times the number of phases (slowed by processor sharing with
+// the owner's jobs), an owner arrival, or an owner departure (slowed by
+// sharing). machineChain and machineSolver both build their chains with it,
+// so the two cannot drift apart.
+func (in *Instance) moveRate(j int, from machinePos, mv machineMove) float64 {
+	o := in.Owners[j]
+	sharing := o != nil && o.Discipline == "sharing"
+	switch mv.kind {
+	case moveWork:
+		r, p := in.Rates(mv.app, j)
+		rate := r
+		if mv.path == 1 {
+			rate = p
+		}
+		rate *= float64(in.Phases)
+		if sharing {
+			rate /= float64(from.n + 1)
+		}
+		return rate
+	case moveArrive:
+		return o.Arrival
+	case moveLeave:
+		rate := o.Service
+		if sharing {
+			rate *= float64(from.n) / float64(from.n+1)
+		}
+		return rate
+	}
+	return 0
 }

@@ -40,9 +40,7 @@ func (s *machineSolver) p(j int, apps []int) (float64, error) {
 		return 1, nil
 	}
 	in := s.in
-	k := float64(in.Phases)
 	o := in.Owners[j]
-	sharing := o != nil && o.Discipline == "sharing"
 	npaths, nstages := in.machinePaths(j, apps), len(apps)*in.Phases
 	capacity := 0
 	if o != nil {
@@ -56,26 +54,7 @@ func (s *machineSolver) p(j int, apps []int) (float64, error) {
 	in.machineMoves(j, apps, func(from machinePos, moves []machineMove) {
 		var out, fin float64
 		for _, mv := range moves {
-			var rate float64
-			switch mv.kind {
-			case moveWork:
-				r, p := in.Rates(mv.app, j)
-				rate = r
-				if mv.path == 1 {
-					rate = p
-				}
-				rate *= k
-				if sharing {
-					rate /= float64(from.n + 1)
-				}
-			case moveArrive:
-				rate = o.Arrival
-			case moveLeave:
-				rate = o.Service
-				if sharing {
-					rate *= float64(from.n) / float64(from.n+1)
-				}
-			}
+			rate := in.moveRate(j, from, mv)
 			out += rate
 			if mv.closes {
 				fin += rate // to the sink

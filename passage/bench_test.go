@@ -60,6 +60,39 @@ func BenchmarkKernelStep(b *testing.B) {
 		}
 		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
 	})
+	// Seven passages (every machine's) in one group of 8 lanes, one core,
+	// with the assembly kernel and with the Go loop.
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(28, 7) {
+		probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
+	}
+	k8, err := buildKernel(c, probs, UniformizationRate(c, probs))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v8 := make([]float64, c.N*k8.lanes)
+	y8 := make([]float64, c.N*k8.lanes)
+	for i := range v8 {
+		v8[i] = 1 / float64(c.N)
+	}
+	for _, asm := range []bool{true, false} {
+		name := "lanes8-go"
+		if asm {
+			name = "lanes8-asm"
+		}
+		b.Run(name, func(b *testing.B) {
+			if asm && !commonRowsAsm {
+				b.Skip("no assembly kernel on this processor")
+			}
+			defer func(was bool) { commonRowsAsm = was }(commonRowsAsm)
+			commonRowsAsm = asm
+			sink, rest := make([]float64, k8.lanes), make([]float64, k8.lanes)
+			for i := 0; i < b.N; i++ {
+				k8.step(v8, y8, 0, c.N, sink, rest)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+		})
+	}
 	b.Run("bare-csr", func(b *testing.B) {
 		ptr, src, diag := k.cPtr, k.cSrc, k.diag
 		val := make([]float64, len(src))

@@ -887,93 +887,142 @@ func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 	rest[0] += sumRest
 }
 
-// step8 is step for a block of passages in groups of 8 interleaved lanes,
-// each group written out lane by lane (no inner loop, one bounds check per
-// row of v). The groups are taken row by row, so a row's entries are
-// read from memory once and from cache for the other groups.
+// rowChunk is the number of rows whose common part is computed before
+// their special entries are added: their rows of y are still in the
+// first-level cache then (32 rows of 8 lanes: 2 KB a group).
+const rowChunk = 32
+
+// step8 is step for a block of passages in groups of 8 interleaved lanes.
+// Rows are taken rowChunk at a time: first the common part of every group
+// (commonRows8), then each group's special entries, target states and rest
+// mass (specialRows8); both run in assembly where the processor allows.
 func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
 	var sk, rs [maxBlock]float64
-	val := k.val
 	G := k.groups
 	L := k.lanes
-	for j := lo; j < hi; j++ {
-		d := k.diag[j]
-		c0, c1 := k.cPtr[j], k.cPtr[j+1]
-		// Sub-slices of one length: no bounds checks on them in the loop.
-		src := k.cSrc[c0:c1]
-		idx := cIdx[c0:c1]
-		idx = idx[:len(src)]
-		s0, s1 := k.sPtr[j], k.sPtr[j+1]
+	cIdx16, short := any(cIdx).([]uint16)
+	sIdx16, _ := any(sIdx).([]uint16)
+	for c0 := lo; c0 < hi; c0 += rowChunk {
+		c1 := min(c0+rowChunk, hi)
 		for g := 0; g < G; g++ {
 			off := 8 * g
-			b := j*L + off
-			vj := (*[8]float64)(v[b : b+8])
-			a0, a1, a2, a3 := d*vj[0], d*vj[1], d*vj[2], d*vj[3]
-			a4, a5, a6, a7 := d*vj[4], d*vj[5], d*vj[6], d*vj[7]
-			for t, i := range src {
-				x := val[idx[t]]
-				s := (*[8]float64)(v[int(i)*L+off:][:8])
-				a0 += x * s[0]
-				a1 += x * s[1]
-				a2 += x * s[2]
-				a3 += x * s[3]
-				a4 += x * s[4]
-				a5 += x * s[5]
-				a6 += x * s[6]
-				a7 += x * s[7]
+			a := rowArgs{
+				lo: c0, hi: c1, rowBytes: 8 * L, groups: G,
+				sink: (*[8]float64)(sk[off : off+8]), rest: (*[8]float64)(rs[off : off+8]),
 			}
-			skg := (*[8]float64)(sk[off : off+8])
-			for e := s0; e < s1; e++ {
-				x := k.val[sIdx[e]]
-				s := (*[8]float64)(v[int(k.sSrc[e])*L+off:][:8])
-				keep := &keepLane[k.sMask[int(e)*G+g]]
-				// keep is 0 or 1, so t - t*keep is t or 0 exactly.
-				t0, t1, t2, t3 := x*s[0], x*s[1], x*s[2], x*s[3]
-				t4, t5, t6, t7 := x*s[4], x*s[5], x*s[6], x*s[7]
-				k0, k1, k2, k3 := t0*keep[0], t1*keep[1], t2*keep[2], t3*keep[3]
-				k4, k5, k6, k7 := t4*keep[4], t5*keep[5], t6*keep[6], t7*keep[7]
-				a0 += k0
-				a1 += k1
-				a2 += k2
-				a3 += k3
-				a4 += k4
-				a5 += k5
-				a6 += k6
-				a7 += k7
-				skg[0] += t0 - k0
-				skg[1] += t1 - k1
-				skg[2] += t2 - k2
-				skg[3] += t3 - k3
-				skg[4] += t4 - k4
-				skg[5] += t5 - k5
-				skg[6] += t6 - k6
-				skg[7] += t7 - k7
-			}
-			acc := [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
-			if k.anyZ {
-				if z := k.zero[j*G+g]; z != 0 {
-					for p := range acc {
-						if z>>uint(p)&1 != 0 {
-							skg[p] += acc[p]
-							acc[p] = 0
-						}
-					}
-				}
-			}
-			*(*[8]float64)(y[b : b+8]) = acc
-			if lv := k.live[j*G+g]; lv != 0 {
-				rsg := (*[8]float64)(rs[off : off+8])
-				for p := range acc {
-					if lv>>uint(p)&1 != 0 {
-						rsg[p] += acc[p]
-					}
-				}
+			if short {
+				commonRows8(y[off:], v[off:], k.diag, k.cPtr, k.cSrc, cIdx16, k.val, c0, c1, L)
+				specialRows8(&a, k, g, y[off:], v[off:], sIdx16)
+			} else {
+				commonRows8Go(y[off:], v[off:], k.diag, k.cPtr, k.cSrc, cIdx, k.val, c0, c1, L)
+				specialRows8Go(&a, k, g, y[off:], v[off:], sIdx)
 			}
 		}
 	}
 	for p := 0; p < L; p++ {
 		sink[p] += sk[p]
 		rest[p] += rs[p]
+	}
+}
+
+// rowArgs carries specialRows8AVX2's arguments (its field offsets are
+// read from go_asm.h). The mask pointers are offset by the group.
+type rowArgs struct {
+	y, v     *float64
+	sPtr     *uint32
+	sSrc     *int32
+	sIdx     *uint16
+	sMask    *uint8
+	val      *float64
+	zero     *uint8 // nil when no passage has target states
+	live     *uint8
+	lo, hi   int
+	rowBytes int
+	groups   int
+	sink     *[8]float64
+	rest     *[8]float64
+}
+
+// takeLane[m][p] is 1 if mask m has lane p, else 0 (1 - keepLane).
+var takeLane = func() (t [256][8]float64) {
+	for m := range t {
+		for p := range t[m] {
+			t[m][p] = 1 - keepLane[m][p]
+		}
+	}
+	return t
+}()
+
+// specialRows8Go adds to rows a.lo..a.hi-1 of group g of y (their common
+// part, already there) the special entries, moves the mass of the lanes
+// whose target a row is into a.sink, and adds the live lanes to a.rest.
+// Masks act by multiplication with 0 or 1, exact on the finite,
+// non-negative values of a probability vector; specialRows8AVX2 performs
+// the same operations in the same order.
+func specialRows8Go[I uint16 | uint32](a *rowArgs, k *kernel, g int, y, v []float64, sIdx []I) {
+	G, L := k.groups, k.lanes
+	sk, rs := a.sink, a.rest
+	for j := a.lo; j < a.hi; j++ {
+		acc := (*[8]float64)(y[j*L : j*L+8])
+		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+			x := k.val[sIdx[e]]
+			s := (*[8]float64)(v[int(k.sSrc[e])*L:][:8])
+			keep := &keepLane[k.sMask[int(e)*G+g]]
+			for p := range acc {
+				t := float64(x * s[p])
+				kp := float64(t * keep[p])
+				acc[p] += kp
+				sk[p] += t - kp
+			}
+		}
+		if k.zero != nil {
+			z := k.zero[j*G+g]
+			take, keep := &takeLane[z], &keepLane[z]
+			for p := range acc {
+				sk[p] += float64(acc[p] * take[p])
+				acc[p] = acc[p] * keep[p]
+			}
+		}
+		take := &takeLane[k.live[j*G+g]]
+		for p := range acc {
+			rs[p] += float64(acc[p] * take[p])
+		}
+	}
+}
+
+// commonRows8Go sets, for rows j = lo..hi-1 of one group of 8 lanes (y and
+// v start at the group's first lane; rows are L apart),
+//
+//	y[j] = diag[j]*v[j] + sum over common entries e of row j of val[cIdx[e]]*v[cSrc[e]]
+//
+// in entry order, every product rounded before it is added (the
+// conversions forbid fused multiply-adds): commonRows8AVX2 does exactly
+// this, and must give the same bits.
+func commonRows8Go[I uint16 | uint32](y, v, diag []float64, cPtr []uint32, cSrc []int32, cIdx []I, val []float64, lo, hi, L int) {
+	for j := lo; j < hi; j++ {
+		d := diag[j]
+		c0, c1 := cPtr[j], cPtr[j+1]
+		// Sub-slices of one length: no bounds checks on them in the loop.
+		src := cSrc[c0:c1]
+		idx := cIdx[c0:c1]
+		idx = idx[:len(src)]
+		b := j * L
+		vj := (*[8]float64)(v[b : b+8])
+		a0, a1, a2, a3 := float64(d*vj[0]), float64(d*vj[1]), float64(d*vj[2]), float64(d*vj[3])
+		a4, a5, a6, a7 := float64(d*vj[4]), float64(d*vj[5]), float64(d*vj[6]), float64(d*vj[7])
+		for t, i := range src {
+			x := val[idx[t]]
+			s := (*[8]float64)(v[int(i)*L:][:8])
+			a0 += float64(x * s[0])
+			a1 += float64(x * s[1])
+			a2 += float64(x * s[2])
+			a3 += float64(x * s[3])
+			a4 += float64(x * s[4])
+			a5 += float64(x * s[5])
+			a6 += float64(x * s[6])
+			a7 += float64(x * s[7])
+		}
+		*(*[8]float64)(y[b : b+8]) = [8]float64{a0, a1, a2, a3, a4, a5, a6, a7}
 	}
 }
 

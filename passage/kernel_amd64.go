@@ -1,0 +1,99 @@
+package passage
+
+// The uniformization step's inner loop for 8 interleaved passages, in
+// AVX2 assembly: two 4-lane multiplies and adds an entry where the Go
+// loop issues eight of each. It performs the same roundings in the same
+// order as commonRows8Go (no fused multiply-add), so switching between
+// them never changes a result; the test checks that bit for bit.
+
+//go:noescape
+func commonRows8AVX2(y, v, diag *float64, cPtr *uint32, cSrc *int32, cIdx *uint16, val *float64, lo, hi, rowBytes int)
+
+//go:noescape
+func specialRows8AVX2(a *rowArgs)
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv0() (eax, edx uint32)
+
+// hasAVX2 reports whether the processor has AVX2 and the operating system
+// saves the 256-bit registers across context switches.
+func hasAVX2() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if ecx1&osxsave == 0 || ecx1&avx == 0 {
+		return false
+	}
+	if xcr0, _ := xgetbv0(); xcr0&6 != 6 { // XMM and YMM state enabled
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+// commonRowsAsm is the assembly kernel when the processor can run it.
+var commonRowsAsm = hasAVX2()
+
+// commonRows8 computes rows lo..hi-1 of one group's common part (see
+// commonRows8Go) with the assembly kernel when it may run. y and v start
+// at the group's first lane; L is the row length. The caller guarantees
+// what buildKernel does: every source index is below the number of rows
+// of v, every rate index below len(val), and y and v hold hi rows.
+func commonRows8(y, v, diag []float64, cPtr []uint32, cSrc []int32, cIdx []uint16, val []float64, lo, hi, L int) {
+	if !commonRowsAsm || lo >= hi {
+		commonRows8Go(y, v, diag, cPtr, cSrc, cIdx, val, lo, hi, L)
+		return
+	}
+	_ = y[(hi-1)*L+7]
+	_ = v[(hi-1)*L+7]
+	_ = diag[hi-1]
+	_ = cPtr[hi]
+	if e := cPtr[hi]; e > 0 {
+		_ = cSrc[e-1]
+		_ = cIdx[e-1]
+	}
+	commonRows8AVX2(&y[0], &v[0], &diag[0], &cPtr[0], first(cSrc), first(cIdx), first(val), lo, hi, 8*L)
+}
+
+// first is the address of s[0], nil for an empty s (the kernel reads no
+// entry then).
+func first[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
+}
+
+// specialRows8 runs specialRows8Go for group g of a block's kernel, in
+// assembly when it may (y and v start at the group's first lane).
+func specialRows8(a *rowArgs, k *kernel, g int, y, v []float64, sIdx []uint16) {
+	if !commonRowsAsm || a.lo >= a.hi {
+		specialRows8Go(a, k, g, y, v, sIdx)
+		return
+	}
+	L, G := k.lanes, k.groups
+	_ = y[(a.hi-1)*L+7]
+	_ = v[(k.n-1)*L+7]
+	_ = k.sPtr[a.hi]
+	_ = k.live[(a.hi-1)*G+g]
+	if k.zero != nil {
+		_ = k.zero[(a.hi-1)*G+g]
+		a.zero = &k.zero[g]
+	}
+	if e := k.sPtr[a.hi]; e > 0 {
+		_ = k.sSrc[e-1]
+		_ = sIdx[e-1]
+		_ = k.sMask[int(e-1)*G+g]
+	}
+	a.y, a.v = &y[0], &v[0]
+	a.sPtr, a.sSrc, a.sIdx, a.val = &k.sPtr[0], first(k.sSrc), first(sIdx), first(k.val)
+	a.sMask, a.live = first(k.sMask[g:]), &k.live[g]
+	specialRows8AVX2(a)
+}
+
+// hasAssemblyKernel reports whether the processor runs the assembly kernel.
+func hasAssemblyKernel() bool { return hasAVX2() }

@@ -1,0 +1,130 @@
+package passage
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"pepa/ctmc"
+	"pepa/internal/randmodel"
+	"pepa/internal/testchain"
+	"pepa/internal/testmodels"
+	"pepa/lang"
+)
+
+// TestAssemblyKernelExact: the assembly step (commonRows8AVX2 and
+// specialRows8AVX2) gives bit for bit the step of the Go loops it
+// replaces, on random models (self-loops, target self-loops, passive
+// partners, states as targets), with 1, 8 and 13 passages (one and two
+// groups of lanes), whole and split into ranges of rows that do not fall
+// on chunk boundaries. The Go loops themselves are checked against the
+// chain's transitions in TestKernelIndexWidths.
+func TestAssemblyKernelExact(t *testing.T) {
+	if !hasAssemblyKernel() {
+		t.Skip("no assembly kernel on this processor")
+	}
+	r := rand.New(rand.NewSource(3))
+	checked := 0
+	for seed := int64(1); seed <= 400; seed++ {
+		m := randmodel.Generate(seed)
+		mod, diags := lang.Load("rand.pepa", []byte(m.Source))
+		if diags.HasErrors() {
+			continue
+		}
+		s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
+		if err != nil {
+			continue
+		}
+		c, err := ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
+		if err != nil || c.N < 2 {
+			continue
+		}
+		// Every action but tau ends one passage; every fourth passage is
+		// a state target instead (the states entered by that action).
+		var probs []Problem
+		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 13; a++ {
+			if a%4 == 0 {
+				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
+			} else {
+				probs = append(probs, InitialProblem(c, []int32{a}))
+			}
+		}
+		if len(probs) == 0 {
+			continue
+		}
+		for n := len(probs); len(probs) < 13 && n > 1; {
+			probs = append(probs, probs[len(probs)%n])
+		}
+		for _, block := range [][]Problem{probs[:1], probs[:min(8, len(probs))], probs} {
+			if len(block) == 1 {
+				continue // single passages use step1, not the 8-lane kernel
+			}
+			q := UniformizationRate(c, block)
+			k, err := buildKernel(c, block, q)
+			if err != nil {
+				continue
+			}
+			v := make([]float64, c.N*k.lanes)
+			for i := range v {
+				v[i] = r.Float64() / float64(c.N)
+			}
+			split := 1 + r.Intn(c.N)
+			run := func(asm bool) ([]float64, []float64, []float64) {
+				defer func(was bool) { commonRowsAsm = was }(commonRowsAsm)
+				commonRowsAsm = asm
+				y := make([]float64, len(v))
+				sink, rest := make([]float64, k.lanes), make([]float64, k.lanes)
+				k.step(v, y, 0, split, sink, rest)
+				k.step(v, y, split, c.N, sink, rest)
+				return y, sink, rest
+			}
+			y1, s1, r1 := run(true)
+			y2, s2, r2 := run(false)
+			if !sameBits(y1, y2) || !sameBits(s1, s2) || !sameBits(r1, r2) {
+				t.Fatalf("seed %d, %d passages: the assembly step differs from the Go step\n%s", seed, len(block), m.Source)
+			}
+			checked++
+		}
+	}
+	if checked < 200 {
+		t.Fatalf("only %d blocks checked", checked)
+	}
+	// And a chain bigger than a row chunk and a row block, 7 passages.
+	c := testchain.Chain(t, testmodels.Mapping(20, 5, 1))
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(20, 5) {
+		probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
+	}
+	k, err := buildKernel(c, probs, UniformizationRate(c, probs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float64, c.N*k.lanes)
+	for i := range v {
+		v[i] = r.Float64()
+	}
+	var ys [2][]float64
+	for i, asm := range []bool{true, false} {
+		commonRowsAsm = asm
+		ys[i] = make([]float64, len(v))
+		for lo := 0; lo < c.N; lo += rowBlock {
+			k.step(v, ys[i], lo, min(lo+rowBlock, c.N), make([]float64, 8), make([]float64, 8))
+		}
+	}
+	commonRowsAsm = true
+	if !sameBits(ys[0], ys[1]) {
+		t.Fatal("20/5 mapping: the assembly step differs from the Go step")
+	}
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}

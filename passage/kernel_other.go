@@ -1,0 +1,19 @@
+//go:build !amd64
+
+package passage
+
+// commonRowsAsm: there is no assembly kernel on this architecture.
+var commonRowsAsm = false
+
+// commonRows8 is commonRows8Go (the assembly kernel is for amd64 only).
+func commonRows8(y, v, diag []float64, cPtr []uint32, cSrc []int32, cIdx []uint16, val []float64, lo, hi, L int) {
+	commonRows8Go(y, v, diag, cPtr, cSrc, cIdx, val, lo, hi, L)
+}
+
+// specialRows8 is specialRows8Go (the assembly kernel is for amd64 only).
+func specialRows8(a *rowArgs, k *kernel, g int, y, v []float64, sIdx []uint16) {
+	specialRows8Go(a, k, g, y, v, sIdx)
+}
+
+// hasAssemblyKernel: never, on this architecture.
+func hasAssemblyKernel() bool { return false }

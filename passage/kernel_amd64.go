@@ -97,3 +97,35 @@ func specialRows8(a *rowArgs, k *kernel, g int, y, v []float64, sIdx []uint16) {
 
 // hasAssemblyKernel reports whether the processor runs the assembly kernel.
 func hasAssemblyKernel() bool { return hasAVX2() }
+
+//go:noescape
+func step1AVX(a *step1Args)
+
+// step1Asm fills a's pointers from the kernel and runs step1AVX on rows
+// a.lo..a.hi-1 (a.lo < a.hi).
+func step1Asm(a *step1Args, k *kernel, cIdx, sIdx []uint16, v, y []float64) {
+	n := k.n
+	_ = y[a.hi-1]
+	_ = v[n-1]
+	_ = k.diag[n-1]
+	_ = k.cPtr[a.hi]
+	_ = k.sPtr[a.hi]
+	_ = k.live[a.hi-1]
+	if e := k.cPtr[a.hi]; e > 0 {
+		_ = k.cSrc[e-1]
+		_ = cIdx[e-1]
+	}
+	if e := k.sPtr[a.hi]; e > 0 {
+		_ = k.sSrc[e-1]
+		_ = sIdx[e-1]
+	}
+	a.y, a.v, a.diag = &y[0], &v[0], &k.diag[0]
+	a.cPtr, a.cSrc, a.cIdx = &k.cPtr[0], first(k.cSrc), first(cIdx)
+	a.sPtr, a.sSrc, a.sIdx = &k.sPtr[0], first(k.sSrc), first(sIdx)
+	a.val, a.live = first(k.val), &k.live[0]
+	if k.anyZ {
+		_ = k.zero[a.hi-1]
+		a.zero = &k.zero[0]
+	}
+	step1AVX(a)
+}

@@ -184,3 +184,89 @@ sdone:
 	VMOVUPD Y9, 32(R14)
 	VZEROUPPER
 	RET
+
+// func step1AVX(a *step1Args)
+//
+// step1's rows a.lo..a.hi-1 for a single passage: the operations of
+// step1Go, in its order (scalar; the VEX encoding only avoids mixing
+// SSE and AVX code).
+TEXT ·step1AVX(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ step1Args_v(DI), SI
+	MOVQ step1Args_y(DI), R8
+	MOVQ step1Args_cPtr(DI), R9
+	MOVQ step1Args_cSrc(DI), R10
+	MOVQ step1Args_cIdx(DI), R11
+	MOVQ step1Args_val(DI), R12
+	MOVQ step1Args_diag(DI), R13
+	VMOVSD step1Args_sink(DI), X6
+	VMOVSD step1Args_rest(DI), X7
+	MOVQ step1Args_lo(DI), CX
+	CMPQ CX, step1Args_hi(DI)
+	JGE  odone
+
+orow:
+	VMOVSD (R13)(CX*8), X1
+	VMULSD (SI)(CX*8), X1, X1    // acc = diag[j]*v[j]
+	MOVL (R9)(CX*4), BX
+	MOVL 4(R9)(CX*4), R15
+	CMPQ BX, R15
+	JAE  ospecial
+
+oentry:
+	MOVWQZX (R11)(BX*2), R14
+	VMOVSD (R12)(R14*8), X2
+	MOVL (R10)(BX*4), R14
+	VMULSD (SI)(R14*8), X2, X2
+	VADDSD X2, X1, X1            // acc += val*v[src]
+	INCQ BX
+	CMPQ BX, R15
+	JB   oentry
+
+ospecial:
+	MOVQ step1Args_sPtr(DI), DX
+	MOVL (DX)(CX*4), BX
+	MOVL 4(DX)(CX*4), R15
+	CMPQ BX, R15
+	JAE  ozero
+	MOVQ step1Args_sIdx(DI), AX
+	MOVQ step1Args_sSrc(DI), DX
+
+osentry:
+	MOVWQZX (AX)(BX*2), R14
+	VMOVSD (R12)(R14*8), X2
+	MOVL (DX)(BX*4), R14
+	VMULSD (SI)(R14*8), X2, X2
+	VADDSD X2, X6, X6            // sink += val*v[src]
+	INCQ BX
+	CMPQ BX, R15
+	JB   osentry
+
+ozero:
+	MOVQ step1Args_zero(DI), DX
+	TESTQ DX, DX
+	JZ   ostore
+	MOVBQZX (DX)(CX*1), R14
+	TESTQ R14, R14
+	JZ   ostore
+	VADDSD X1, X6, X6            // a target state: its mass is absorbed
+	VXORPD X1, X1, X1
+
+ostore:
+	VMOVSD X1, (R8)(CX*8)
+	MOVQ step1Args_live(DI), DX
+	MOVBQZX (DX)(CX*1), R14
+	TESTQ R14, R14
+	JZ   onext
+	VADDSD X1, X7, X7
+
+onext:
+	INCQ CX
+	CMPQ CX, step1Args_hi(DI)
+	JLT  orow
+
+odone:
+	VMOVSD X6, step1Args_sink(DI)
+	VMOVSD X7, step1Args_rest(DI)
+	VZEROUPPER
+	RET

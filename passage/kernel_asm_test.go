@@ -13,7 +13,7 @@ import (
 )
 
 // TestAssemblyKernelExact: the assembly step (commonRows8AVX2 and
-// specialRows8AVX2) gives bit for bit the step of the Go loops it
+// specialRows8AVX2 for blocks of passages, step1AVX for one) gives bit for bit the step of the Go loops it
 // replaces, on random models (self-loops, target self-loops, passive
 // partners, states as targets), with 1, 8 and 13 passages (one and two
 // groups of lanes), whole and split into ranges of rows that do not fall
@@ -56,9 +56,6 @@ func TestAssemblyKernelExact(t *testing.T) {
 			probs = append(probs, probs[len(probs)%n])
 		}
 		for _, block := range [][]Problem{probs[:1], probs[:min(8, len(probs))], probs} {
-			if len(block) == 1 {
-				continue // single passages use step1, not the 8-lane kernel
-			}
 			q := UniformizationRate(c, block)
 			k, err := buildKernel(c, block, q)
 			if err != nil {
@@ -89,12 +86,19 @@ func TestAssemblyKernelExact(t *testing.T) {
 	if checked < 200 {
 		t.Fatalf("only %d blocks checked", checked)
 	}
-	// And a chain bigger than a row chunk and a row block, 7 passages.
+	// And a chain bigger than a row chunk and a row block, 5 passages
+	// and 1.
 	c := testchain.Chain(t, testmodels.Mapping(20, 5, 1))
 	var probs []Problem
 	for _, acts := range testmodels.LastActions(20, 5) {
 		probs = append(probs, InitialProblem(c, actions(t, c, acts...)))
 	}
+	for _, block := range [][]Problem{probs, probs[:1]} {
+		bigChainExact(t, c, block, r)
+	}
+}
+
+func bigChainExact(t *testing.T, c *ctmc.Chain, probs []Problem, r *rand.Rand) {
 	k, err := buildKernel(c, probs, UniformizationRate(c, probs))
 	if err != nil {
 		t.Fatal(err)
@@ -108,12 +112,12 @@ func TestAssemblyKernelExact(t *testing.T) {
 		commonRowsAsm = asm
 		ys[i] = make([]float64, len(v))
 		for lo := 0; lo < c.N; lo += rowBlock {
-			k.step(v, ys[i], lo, min(lo+rowBlock, c.N), make([]float64, 8), make([]float64, 8))
+			k.step(v, ys[i], lo, min(lo+rowBlock, c.N), make([]float64, k.lanes), make([]float64, k.lanes))
 		}
 	}
 	commonRowsAsm = true
 	if !sameBits(ys[0], ys[1]) {
-		t.Fatal("20/5 mapping: the assembly step differs from the Go step")
+		t.Fatalf("20/5 mapping, %d passages: the assembly step differs from the Go step", len(probs))
 	}
 }
 

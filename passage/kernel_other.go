@@ -17,3 +17,8 @@ func specialRows8(a *rowArgs, k *kernel, g int, y, v []float64, sIdx []uint16) {
 
 // hasAssemblyKernel: never, on this architecture.
 func hasAssemblyKernel() bool { return false }
+
+// step1Asm is never called here (commonRowsAsm is false).
+func step1Asm(a *step1Args, k *kernel, cIdx, sIdx []uint16, v, y []float64) {
+	panic("passage: no assembly kernel on this architecture")
+}

@@ -857,22 +857,53 @@ func (k *kernel) step(v, y []float64, lo, hi int, sink, rest []float64) {
 }
 
 // step1 is step for a single passage: a plain CSR gather, and every
-// special entry goes to the sink.
+// special entry goes to the sink. With 2-byte rate indices it runs in
+// assembly where the processor allows (step1Asm).
 func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
+	if cIdx16, ok := any(cIdx).([]uint16); ok && commonRowsAsm && lo < hi {
+		sIdx16 := any(sIdx).([]uint16)
+		a := step1Args{lo: lo, hi: hi, sink: sink[0], rest: rest[0]}
+		step1Asm(&a, k, cIdx16, sIdx16, v, y)
+		sink[0], rest[0] = a.sink, a.rest
+		return
+	}
+	step1Go(k, cIdx, sIdx, v, y, lo, hi, sink, rest)
+}
+
+// step1Args carries step1AVX's arguments (its field offsets are read
+// from go_asm.h).
+type step1Args struct {
+	y, v, diag *float64
+	cPtr       *uint32
+	cSrc       *int32
+	cIdx       *uint16
+	sPtr       *uint32
+	sSrc       *int32
+	sIdx       *uint16
+	val        *float64
+	zero       *uint8 // nil when the passage has no target states
+	live       *uint8
+	lo, hi     int
+	sink, rest float64
+}
+
+// step1Go is step1 in Go; step1AVX performs the same operations in the
+// same order (the conversions forbid fused multiply-adds).
+func step1Go[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi int, sink, rest []float64) {
 	cPtr, cSrc, val := k.cPtr, k.cSrc, k.val
-	sumSink, sumRest := 0.0, 0.0
+	sumSink, sumRest := sink[0], rest[0]
 	for j := lo; j < hi; j++ {
-		acc := k.diag[j] * v[j]
+		acc := float64(k.diag[j] * v[j])
 		// Sub-slices of one length: the loop needs no bounds checks on
 		// them, only on val and v.
 		src := cSrc[cPtr[j]:cPtr[j+1]]
 		idx := cIdx[cPtr[j]:cPtr[j+1]]
 		idx = idx[:len(src)]
 		for t, i := range src {
-			acc += val[idx[t]] * v[i]
+			acc += float64(val[idx[t]] * v[i])
 		}
 		for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
-			sumSink += val[sIdx[e]] * v[k.sSrc[e]]
+			sumSink += float64(val[sIdx[e]] * v[k.sSrc[e]])
 		}
 		if k.anyZ && k.zero[j] != 0 {
 			sumSink += acc
@@ -883,8 +914,8 @@ func step1[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 			sumRest += acc
 		}
 	}
-	sink[0] += sumSink
-	rest[0] += sumRest
+	sink[0] = sumSink
+	rest[0] = sumRest
 }
 
 // rowChunk is the number of rows whose common part is computed before

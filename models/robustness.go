@@ -160,7 +160,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
 	}
 	opt.stage("start", "")
-	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin)
+	// The chain is needed after the machines' passages only for the chain
+	// with completion flags of coupled machines (see joint).
+	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1)
 	if release {
 		debug.FreeOSMemory() // what the derivation left behind, before the generator is built
 	}
@@ -299,10 +301,15 @@ func (res *Result) productJoint(tol float64) {
 
 // joint computes P(max F_j <= beta) and E[max F_j].
 func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options, alpha []float64) error {
-	if res.Independent || opt.Semantics == passage.Plugin {
+	if res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1 {
+		// One machine's makespan is its own finishing time, however it
+		// is coupled to the rest of the model.
 		res.productJoint(1e-9)
 		res.Joint = "product of independent machines"
-		if !res.Independent {
+		switch {
+		case len(machines) == 1:
+			res.Joint = "the one machine's own finishing time"
+		case !res.Independent:
 			res.Joint = "product of the machines' plug-in distributions (each has its own start), although " + res.Dependence
 		}
 		return nil
@@ -317,12 +324,24 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		return err
 	}
 	pr := passage.Problem{Alpha: fcAlpha, TargetStates: target}
-	rs, err := passage.Solve(ctx, fc, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta})
+	// The series runs on to completion: E[max] is its sum (as for the
+	// machines' means), with no linear solve over a chain that can be
+	// several times the model's. A dense solve has no series: then the
+	// linear solve.
+	rs, err := passage.Solve(ctx, fc, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true})
 	if err != nil {
 		return err
 	}
 	if res.PAllByBeta, err = rs[0].CDF(opt.Beta); err != nil {
 		return err
+	}
+	res.Joint = fmt.Sprintf("passage to all machines finished on the product chain with completion flags (%d states), because %s", fc.N, res.Dependence)
+	if m, tail, serr := rs[0].SeriesMean(); serr == nil {
+		// The part beyond the series is estimated (and included): take
+		// it as the error, with the sum's rounding.
+		res.ExpectedMakespan = m
+		res.MakespanError = tail + 1e-12*m
+		return nil
 	}
 	res.ExpectedMakespan, err = passage.Mean(ctx, fc, pr)
 	switch {
@@ -334,7 +353,6 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		// The blocked solve bounds its error by 1e-12 relative.
 		res.MakespanError = 1e-12 * res.ExpectedMakespan
 	}
-	res.Joint = fmt.Sprintf("passage to all machines finished on the product chain with completion flags (%d states), because %s", fc.N, res.Dependence)
 	return nil
 }
 

@@ -112,6 +112,32 @@ Lock = (use, infty).(free, 5).Lock;
 	if r.PAllByBeta > r.Robustness+1e-12 || r.PAllByBeta <= 0 {
 		t.Errorf("P(all) %g, robustness %g", r.PAllByBeta, r.Robustness)
 	}
+	// E[max] comes from the flag chain's series; the linear solve on the
+	// same chain is another way to it.
+	machines, _ := FindMachines(c.S, nil)
+	start := make([]float64, c.N)
+	start[0] = 1
+	fc, target, alpha, err := flagChain(context.Background(), c, machines, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := passage.Mean(context.Background(), fc, passage.Problem{Alpha: alpha, TargetStates: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(r.ExpectedMakespan - exact); d > r.MakespanError+1e-12*exact || r.MakespanError > 1e-8*exact {
+		t.Errorf("E[max F] = %.15g (error %.3g), linear solve %.15g", r.ExpectedMakespan, r.MakespanError, exact)
+	}
+	// With one machine selected, the makespan is that machine's
+	// finishing time, coupled or not.
+	one, err := Analyze(context.Background(), c, Options{Beta: 3, Machines: []string{"M2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2 := r.Machines[1]
+	if one.PAllByBeta != m2.PByBeta || math.Abs(one.ExpectedMakespan-m2.Mean) > 1e-9*m2.Mean {
+		t.Errorf("M2 alone: P(max <= 3) %.15g, E[max] %.15g; its own P %.15g, mean %.15g", one.PAllByBeta, one.ExpectedMakespan, m2.PByBeta, m2.Mean)
+	}
 }
 
 func TestNoMachine(t *testing.T) {

@@ -132,3 +132,81 @@ func sameBits(a, b []float64) bool {
 	}
 	return true
 }
+
+// TestLiveStates: the kernel's live lanes (states outside a passage's
+// target that can reach it) are those found by sweeping the chain's own
+// transitions to a fixed point, passage by passage, on random models with
+// up to 13 passages at once (two groups of lanes), some with target
+// states.
+func TestLiveStates(t *testing.T) {
+	checked := 0
+	for seed := int64(1); seed <= 300; seed++ {
+		m := randmodel.Generate(seed)
+		mod, diags := lang.Load("rand.pepa", []byte(m.Source))
+		if diags.HasErrors() {
+			continue
+		}
+		s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
+		if err != nil {
+			continue
+		}
+		c, err := ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
+		if err != nil || c.N < 2 {
+			continue
+		}
+		var probs []Problem
+		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 13; a++ {
+			if a%3 == 0 {
+				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
+			} else {
+				probs = append(probs, InitialProblem(c, []int32{a}))
+			}
+		}
+		if len(probs) == 0 {
+			continue
+		}
+		k, err := buildKernel(c, probs, UniformizationRate(c, probs))
+		if err != nil {
+			continue
+		}
+		for p, pr := range probs {
+			ends := map[int32]bool{}
+			for _, a := range pr.TargetActions {
+				ends[a] = true
+			}
+			inTarget := func(j int32) bool { return pr.TargetStates != nil && pr.TargetStates[j] }
+			live := make([]bool, c.N)
+			for changed := true; changed; {
+				changed = false
+				for i := 0; i < c.N; i++ {
+					if live[i] || inTarget(int32(i)) {
+						continue
+					}
+					for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+						j := c.Col[e]
+						if ends[c.Act[e]] || inTarget(j) || live[j] {
+							live[i], changed = true, true
+							break
+						}
+					}
+				}
+			}
+			count := 0
+			for i := range live {
+				if k.isLive(i, p) != live[i] {
+					t.Fatalf("seed %d, passage %d of %d: state %d live %v, want %v\n%s", seed, p, len(probs), i, k.isLive(i, p), live[i], m.Source)
+				}
+				if live[i] {
+					count++
+				}
+			}
+			if count != k.liveCount[p] {
+				t.Fatalf("seed %d, passage %d: %d live states counted, want %d", seed, p, k.liveCount[p], count)
+			}
+		}
+		checked++
+	}
+	if checked < 150 {
+		t.Fatalf("only %d models checked", checked)
+	}
+}

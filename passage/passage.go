@@ -784,36 +784,39 @@ func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
 }
 
 // markLive sets live: the states outside a passage's target from which it
-// can be reached, by one backward search per passage over the transposed
-// matrix from the states with a transition that ends it. Mass elsewhere
-// can never be absorbed, so it does not count as rest.
+// can be reached. Mass elsewhere can never be absorbed, so it does not
+// count as rest. One backward search over the transposed matrix serves a
+// whole group of 8 passages: it starts from the states with a transition
+// that ends a passage (ends), and carries to each predecessor the lanes it
+// does not have yet (a predecessor that is in a lane's target does not
+// take that lane). A state is pushed again only when it gains lanes, so at
+// most 8 times.
 func (k *kernel) markLive(ends []uint8) {
 	stack := make([]int32, 0, 1024)
 	G := k.groups
 	k.liveCount, k.zeroCount = make([]int, k.p), make([]int, k.p)
-	for p := 0; p < k.p; p++ {
-		bit := uint8(1) << uint(p%8)
-		g := p / 8
-		live := 0
+	zeroAt := func(at int) uint8 {
+		if k.zero == nil {
+			return 0
+		}
+		return k.zero[at]
+	}
+	for g := 0; g < G; g++ {
 		for j := 0; j < k.n; j++ {
-			if k.zero != nil && k.zero[j*G+g]&bit != 0 {
-				k.zeroCount[p]++
-				continue
-			}
-			if ends[j*G+g]&bit != 0 {
-				k.live[j*G+g] |= bit
-				live++
+			at := j*G + g
+			if m := ends[at] &^ zeroAt(at); m != 0 {
+				k.live[at] = m
 				stack = append(stack, int32(j))
 			}
 		}
 		for len(stack) > 0 {
 			j := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
+			m := k.live[int(j)*G+g]
 			visit := func(i int32) {
 				at := int(i)*G + g
-				if k.live[at]&bit == 0 && !(k.zero != nil && k.zero[at]&bit != 0) {
-					k.live[at] |= bit
-					live++
+				if add := m &^ k.live[at] &^ zeroAt(at); add != 0 {
+					k.live[at] |= add
 					stack = append(stack, i)
 				}
 			}
@@ -824,7 +827,18 @@ func (k *kernel) markLive(ends []uint8) {
 				visit(k.sSrc[e])
 			}
 		}
-		k.liveCount[p] = live
+	}
+	for j := 0; j < k.n; j++ {
+		for p := 0; p < k.p; p++ {
+			at := j*G + p/8
+			bit := uint8(1) << uint(p%8)
+			if k.live[at]&bit != 0 {
+				k.liveCount[p]++
+			}
+			if k.zero != nil && k.zero[at]&bit != 0 {
+				k.zeroCount[p]++
+			}
+		}
 	}
 }
 

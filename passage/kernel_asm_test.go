@@ -137,8 +137,17 @@ func sameBits(a, b []float64) bool {
 // target that can reach it) are those found by sweeping the chain's own
 // transitions to a fixed point, passage by passage, on random models with
 // up to 13 passages at once (two groups of lanes), some with target
-// states.
+// states; with the sweeps markLive begins with, with its worklist alone,
+// and with one sweep then the worklist.
 func TestLiveStates(t *testing.T) {
+	defer func(was int) { liveSweeps = was }(liveSweeps)
+	for _, sweeps := range []int{liveSweeps, 0, 1} {
+		liveSweeps = sweeps
+		liveStatesCheck(t)
+	}
+}
+
+func liveStatesCheck(t *testing.T) {
 	checked := 0
 	for seed := int64(1); seed <= 300; seed++ {
 		m := randmodel.Generate(seed)

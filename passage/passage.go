@@ -785,14 +785,20 @@ func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
 
 // markLive sets live: the states outside a passage's target from which it
 // can be reached. Mass elsewhere can never be absorbed, so it does not
-// count as rest. One backward search over the transposed matrix serves a
-// whole group of 8 passages: it starts from the states with a transition
-// that ends a passage (ends), and carries to each predecessor the lanes it
-// does not have yet (a predecessor that is in a lane's target does not
-// take that lane). A state is pushed again only when it gains lanes, so at
-// most 8 times.
+// count as rest. The lanes of a group travel together: the search starts
+// from the states with a transition that ends a passage (ends), and
+// carries to each predecessor the lanes it does not have yet (a
+// predecessor in a lane's target does not take that lane).
+//
+// It first sweeps the transposed matrix from the last row to the first,
+// a few times: states are numbered breadth-first, so most predecessors
+// come before their successors and one sweep carries most of the marks,
+// reading the matrix in order. If marks still move after the sweeps
+// (long paths against the numbering), a worklist search from every
+// marked state finishes the closure, pushing a state again only when it
+// gains lanes (at most 8 times a group).
 func (k *kernel) markLive(ends []uint8) {
-	stack := make([]int32, 0, 1024)
+	sweeps := liveSweeps
 	G := k.groups
 	k.liveCount, k.zeroCount = make([]int, k.p), make([]int, k.p)
 	zeroAt := func(at int) uint8 {
@@ -801,11 +807,40 @@ func (k *kernel) markLive(ends []uint8) {
 		}
 		return k.zero[at]
 	}
+	for at := range k.live {
+		k.live[at] = ends[at] &^ zeroAt(at)
+	}
+	var stack []int32
 	for g := 0; g < G; g++ {
+		settled := false
+		for sweep := 0; sweep < sweeps && !settled; sweep++ {
+			settled = true
+			for j := k.n - 1; j >= 0; j-- {
+				m := k.live[j*G+g]
+				if m == 0 {
+					continue
+				}
+				for e := k.cPtr[j]; e < k.cPtr[j+1]; e++ {
+					at := int(k.cSrc[e])*G + g
+					if add := m &^ k.live[at] &^ zeroAt(at); add != 0 {
+						k.live[at] |= add
+						settled = false
+					}
+				}
+				for e := k.sPtr[j]; e < k.sPtr[j+1]; e++ {
+					at := int(k.sSrc[e])*G + g
+					if add := m &^ k.live[at] &^ zeroAt(at); add != 0 {
+						k.live[at] |= add
+						settled = false
+					}
+				}
+			}
+		}
+		if settled {
+			continue
+		}
 		for j := 0; j < k.n; j++ {
-			at := j*G + g
-			if m := ends[at] &^ zeroAt(at); m != 0 {
-				k.live[at] = m
+			if k.live[j*G+g] != 0 {
 				stack = append(stack, int32(j))
 			}
 		}
@@ -841,6 +876,10 @@ func (k *kernel) markLive(ends []uint8) {
 		}
 	}
 }
+
+// liveSweeps is the number of sweeps markLive makes before its worklist
+// (a variable for the tests, which try both ways).
+var liveSweeps = 3
 
 // restMass is the mass of passage p in states that can still reach its
 // target.

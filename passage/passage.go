@@ -638,7 +638,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	k.cPtr[n], k.sPtr[n] = cRun, sRun
 	k.cSrc = make([]int32, k.cPtr[n])
 	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, int(k.sPtr[n])*G)
-	rateOf, table := rateIndices(c)
+	idx16, idx32, table := rateIndices(c)
 	k.val = make([]float64, len(table))
 	for i, r := range table {
 		k.val[i] = r / q
@@ -662,12 +662,20 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		}
 	}
 	errs := make([]error, T)
+	// rateOf is the index of transition e's rate in table.
+	rateOf := func(e int64) uint32 {
+		if idx16 != nil {
+			return uint32(idx16[e])
+		}
+		return idx32[e]
+	}
 	runWorkers(T, func(t int) {
 		cFill, sFill := cCur[t], sCur[t]
 		for i := bound(t); i < bound(t+1); i++ {
 			all := 0.0
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-				j, r := c.Col[e], c.RateAt(e)
+				j, ri := c.Col[e], rateOf(e)
+				r := table[ri]
 				m := mask.of(c.Act[e])
 				for _, p := range withStates {
 					if probs[p].TargetStates[j] {
@@ -682,9 +690,9 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 						k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
 					}
 					if small {
-						k.sIdx16[f] = uint16(rateOf(e))
+						k.sIdx16[f] = uint16(ri)
 					} else {
-						k.sIdx32[f] = rateOf(e)
+						k.sIdx32[f] = ri
 					}
 					sFill[j]++
 					all += r
@@ -692,9 +700,9 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 					f := cFill[j]
 					k.cSrc[f] = int32(i)
 					if small {
-						k.cIdx16[f] = uint16(rateOf(e))
+						k.cIdx16[f] = uint16(ri)
 					} else {
-						k.cIdx32[f] = rateOf(e)
+						k.cIdx32[f] = ri
 					}
 					cFill[j]++
 					all += r
@@ -763,10 +771,11 @@ func checkLeave(c *ctmc.Chain, probs []Problem, mask actionMask, i int, q float6
 }
 
 // rateIndices numbers the chain's distinct rates: the chain's own table
-// when it has one, else one built here.
-func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
+// and 2-byte indices when it has them, else a table and 4-byte indices
+// built here.
+func rateIndices(c *ctmc.Chain) ([]uint16, []uint32, []float64) {
 	if c.RateIndex != nil {
-		return func(e int64) uint32 { return uint32(c.RateIndex[e]) }, c.RateTable
+		return c.RateIndex, nil, c.RateTable
 	}
 	index := map[float64]uint32{}
 	var table []float64
@@ -780,7 +789,7 @@ func rateIndices(c *ctmc.Chain) (func(e int64) uint32, []float64) {
 		}
 		idx[e] = i
 	}
-	return func(e int64) uint32 { return idx[e] }, table
+	return nil, idx, table
 }
 
 // markLive sets live: the states outside a passage's target from which it

@@ -109,6 +109,9 @@ type Result struct {
 	// small chain whose series would be too long (DenseMaxStates).
 	Method string
 	dense  *denseDist
+	// backward: the series was computed by backward iteration (it has
+	// no forward vectors, so no mean).
+	backward bool
 }
 
 // Iterations is the number of uniformization steps taken.
@@ -322,6 +325,27 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	small := c.N <= DenseMaxStates && opt.MaxIterations <= 0
 	if small {
 		opt.MaxIterations = DenseSwitchSteps
+	}
+	// One passage up to a horizon on a big chain: backward iteration over
+	// the chain's own rows, with no generator to build (backward.go).
+	if len(probs) == 1 && !opt.Complete && len(c.Col) >= backwardMinTransitions {
+		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
+		if err != nil {
+			return nil, err
+		}
+		kmax := right + 1
+		// (A tiny chain with a very long series is solved densely below.)
+		fits := kmax < MaxSeriesValues && (opt.MaxIterations <= 0 || kmax <= opt.MaxIterations) &&
+			(c.N > DenseMaxStates || kmax <= DenseSwitchSteps)
+		if fits {
+			r, err := solveBackward(ctx, c, probs[0], q, kmax, opt)
+			if err == nil {
+				return []*Result{r}, nil
+			}
+			if !errors.Is(err, errNoBackward) {
+				return nil, err
+			}
+		}
 	}
 	var results []*Result
 	for start := 0; start < len(probs); start += maxBlock {

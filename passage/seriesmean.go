@@ -56,6 +56,9 @@ func (r *Result) seriesIntegral(w *PoissonWeights) (float64, float64, error) {
 	if r.dense != nil || len(r.Absorbed) == 0 {
 		return 0, 0, fmt.Errorf("the passage was solved by a dense matrix exponential, without a series")
 	}
+	if r.backward {
+		return 0, 0, fmt.Errorf("the passage was solved by backward iteration up to a horizon, which gives no mean")
+	}
 	if r.MayNeverEnd {
 		return math.Inf(1), 0, nil
 	}

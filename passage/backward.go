@@ -162,8 +162,10 @@ func solveBackward(ctx context.Context, c *ctmc.Chain, pr Problem, q float64, km
 	return r, nil
 }
 
-// backwardRows computes rows lo..hi-1 of one backward step.
-func backwardRows(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []float64, lo, hi int) {
+// backwardRowsGo computes rows lo..hi-1 of one backward step (backwardRows
+// runs it in assembly where it may: the same operations in the same
+// order, the conversions forbidding fused multiply-adds).
+func backwardRowsGo(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []float64, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		acc := float64(d[i] * u[i])
 		e0, e1 := rowPtr[i], rowPtr[i+1]

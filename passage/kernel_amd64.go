@@ -129,3 +129,26 @@ func step1Asm(a *step1Args, k *kernel, cIdx, sIdx []uint16, v, y []float64) {
 	}
 	step1AVX(a)
 }
+
+//go:noescape
+func backwardRowsAVX(rowPtr *int64, col *int32, idx *uint16, val, d, s, u, y *float64, lo, hi int)
+
+// backwardRows runs backwardRowsGo, in assembly when it may. Every column
+// is below len(u) and every index below len(val) (solveBackward builds
+// them so).
+func backwardRows(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []float64, lo, hi int) {
+	if !commonRowsAsm || lo >= hi {
+		backwardRowsGo(rowPtr, col, idx, val, d, s, u, y, lo, hi)
+		return
+	}
+	_ = rowPtr[hi]
+	_ = d[hi-1]
+	_ = s[hi-1]
+	_ = u[hi-1]
+	_ = y[hi-1]
+	if e := rowPtr[hi]; e > 0 {
+		_ = col[e-1]
+		_ = idx[e-1]
+	}
+	backwardRowsAVX(&rowPtr[0], first(col), first(idx), first(val), &d[0], &s[0], &u[0], &y[0], lo, hi)
+}

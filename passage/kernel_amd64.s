@@ -270,3 +270,48 @@ odone:
 	VMOVSD X7, step1Args_rest(DI)
 	VZEROUPPER
 	RET
+
+// func backwardRowsAVX(rowPtr *int64, col *int32, idx *uint16, val, d, s, u, y *float64, lo, hi int)
+//
+// backwardRowsGo's rows lo..hi-1, the same operations in the same order.
+TEXT ·backwardRowsAVX(SB), NOSPLIT, $0-80
+	MOVQ rowPtr+0(FP), R9
+	MOVQ col+8(FP), R10
+	MOVQ idx+16(FP), R11
+	MOVQ val+24(FP), R12
+	MOVQ d+32(FP), R13
+	MOVQ s+40(FP), DX
+	MOVQ u+48(FP), SI
+	MOVQ y+56(FP), R8
+	MOVQ lo+64(FP), CX
+	CMPQ CX, hi+72(FP)
+	JGE  bdone
+	MOVQ (R9)(CX*8), BX   // BX: entry e = rowPtr[i]
+
+brow:
+	VMOVSD (R13)(CX*8), X1
+	VMULSD (SI)(CX*8), X1, X1    // acc = d[i]*u[i]
+	MOVQ 8(R9)(CX*8), R15        // R15: rowPtr[i+1]
+	CMPQ BX, R15
+	JGE  bend
+
+bentry:
+	MOVWQZX (R11)(BX*2), R14
+	VMOVSD (R12)(R14*8), X2
+	MOVL (R10)(BX*4), R14
+	VMULSD (SI)(R14*8), X2, X2
+	VADDSD X2, X1, X1            // acc += val*u[col]
+	INCQ BX
+	CMPQ BX, R15
+	JLT  bentry
+
+bend:
+	VADDSD (DX)(CX*8), X1, X1    // y[i] = acc + s[i]
+	VMOVSD X1, (R8)(CX*8)
+	INCQ CX
+	CMPQ CX, hi+72(FP)
+	JLT  brow
+
+bdone:
+	VZEROUPPER
+	RET

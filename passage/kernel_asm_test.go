@@ -55,6 +55,22 @@ func TestAssemblyKernelExact(t *testing.T) {
 		for n := len(probs); len(probs) < 13 && n > 1; {
 			probs = append(probs, probs[len(probs)%n])
 		}
+		// The backward iteration (backwardRowsAVX) too.
+		var series [2][]float64
+		for i, asm := range []bool{true, false} {
+			withBackward(true, func() {
+				defer func(was bool) { commonRowsAsm = was }(commonRowsAsm)
+				commonRowsAsm = asm
+				rs, err := Solve(t.Context(), c, probs[:1], Options{Horizon: 3})
+				if err != nil || !rs[0].backward {
+					t.Fatalf("seed %d: backward solve: %v", seed, err)
+				}
+				series[i] = rs[0].Absorbed
+			})
+		}
+		if !sameBits(series[0], series[1]) {
+			t.Fatalf("seed %d: the assembly backward step differs from the Go step\n%s", seed, m.Source)
+		}
 		for _, block := range [][]Problem{probs[:1], probs[:min(8, len(probs))], probs} {
 			q := UniformizationRate(c, block)
 			k, err := buildKernel(c, block, q)

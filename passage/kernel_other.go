@@ -22,3 +22,8 @@ func hasAssemblyKernel() bool { return false }
 func step1Asm(a *step1Args, k *kernel, cIdx, sIdx []uint16, v, y []float64) {
 	panic("passage: no assembly kernel on this architecture")
 }
+
+// backwardRows is backwardRowsGo (the assembly kernel is for amd64 only).
+func backwardRows(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []float64, lo, hi int) {
+	backwardRowsGo(rowPtr, col, idx, val, d, s, u, y, lo, hi)
+}

@@ -51,6 +51,16 @@ type AnalyzeOptions struct {
 	Stage func(name, detail string)
 }
 
+// seriesMeanTransitions is the chain size, in transitions, from which
+// Analyze takes the mean from the series run on past the horizon rather
+// than from the linear solve, and seriesMeanExtraSteps how many steps past
+// the horizon's truncation point it runs at most before the linear solve
+// takes over. (Variables so that tests can send small chains this way.)
+var (
+	seriesMeanTransitions int64 = 10_000_000
+	seriesMeanExtraSteps        = 2000
+)
+
 // Point is the distribution at one time of the grid.
 type Point struct {
 	T, CDF float64
@@ -75,8 +85,14 @@ type Analysis struct {
 	// Mean is the expected passage time: +Inf when the passage may never
 	// end, NaN when it could not be computed (MeanErr says why; the
 	// distribution is unaffected).
-	Mean      float64
-	MeanErr   error
+	Mean    float64
+	MeanErr error
+	// MeanFrom says how the mean was obtained: "series" (the sum of the
+	// complete uniformization series, MeanTail its estimated part beyond
+	// the last step), "linear solve" (MeanTimes), or "may never end" (+Inf
+	// without a solve: Result.MayNeverEnd).
+	MeanFrom  string
+	MeanTail  float64
 	Points    []Point
 	Quantiles []QuantilePoint
 }
@@ -171,6 +187,14 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		horizon = math.Max(horizon, t)
 	}
 	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress, Stage: opt.Stage}
+	// On a big chain the mean is cheaper from the series run on past the
+	// horizon to completion than from the linear solve (seriesMeanTransitions);
+	// if the series has not ended within seriesMeanExtraSteps more steps,
+	// the linear solve still gives it.
+	runOn := !popt.Complete && int64(c.NumTransitions()) >= seriesMeanTransitions
+	if runOn {
+		popt.ExtraSteps = seriesMeanExtraSteps
+	}
 	rs, err := Solve(ctx, c, []Problem{a.Problem}, popt)
 	if err != nil {
 		return nil, err
@@ -201,20 +225,29 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		}
 		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
 	}
-	// A complete series gives the mean as its sum (SeriesMean), with no
-	// linear solve; a series cut at the horizon, or a dense solve that has
-	// no series, needs the linear solve.
-	fromSeries := r.Complete && r.dense == nil
-	if fromSeries {
-		a.Mean, _, a.MeanErr = r.SeriesMean()
-	} else {
+	// A passage that may never end has an infinite mean, with no solve; a
+	// complete series gives the mean as its sum (SeriesMean); a series cut
+	// at the horizon, or a dense solve that has no series, needs the
+	// linear solve.
+	how := ""
+	switch {
+	case r.dense == nil && r.MayNeverEnd:
+		a.Mean, a.MeanFrom = math.Inf(1), "may never end"
+		how = "infinite: the passage may never end"
+	case r.Complete && r.dense == nil:
+		a.Mean, a.MeanTail, a.MeanErr = r.SeriesMean()
+		a.MeanFrom, how = "series", "from the series"
+		if runOn {
+			how = fmt.Sprintf("from the series, run on to step %d", r.Iterations())
+		}
+	default:
 		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
+		a.MeanFrom, how = "linear solve", "linear solve"
+		if runOn {
+			how = fmt.Sprintf("linear solve: the series had not ended %d steps past the horizon", seriesMeanExtraSteps)
+		}
 	}
 	if opt.Stage != nil {
-		how := "linear solve"
-		if fromSeries {
-			how = "from the series"
-		}
 		opt.Stage("CDF values, quantiles and mean", how)
 	}
 	if a.MeanErr != nil {

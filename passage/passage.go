@@ -65,6 +65,13 @@ type Options struct {
 	// vectors of the steps are made: on a big chain that is most of the
 	// peak. The caller must not use the transitions afterwards.
 	ReleaseChain bool
+	// ExtraSteps, with a Horizon and without Complete, lets the series run
+	// on past the horizon's truncation point, for up to this many more
+	// steps, while some passage is not yet complete: a mean is then the
+	// series' sum (Result.SeriesMean) when the series ends soon enough,
+	// and a passage still incomplete after them is returned as it is
+	// (Complete false, every CDF up to the horizon exact), not as an error.
+	ExtraSteps int
 }
 
 func (o *Options) stage(name, detail string) {
@@ -494,6 +501,9 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		}
 		if right < budget {
 			kmax, known = right+1, true
+			if opt.ExtraSteps > 0 {
+				kmax = min(budget, kmax+opt.ExtraSteps)
+			}
 		}
 	}
 	progressMax := 0

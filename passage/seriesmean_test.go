@@ -77,3 +77,25 @@ func TestSeriesMeanInfinite(t *testing.T) {
 		t.Error("MayNeverEnd set on a passage that always ends")
 	}
 }
+
+// TestExtraSteps: past the horizon's truncation point the series runs at
+// most ExtraSteps more steps; it stops as soon as the passage is complete,
+// and one still incomplete is returned without error, its CDF at the
+// horizon as without them.
+func TestExtraSteps(t *testing.T) {
+	c := chainOf(t, "P = (a, 2.0).Q; Q = (b, 3.0).P; P")
+	pr := InitialProblem(c, actions(t, c, "b"))
+	plain := solveOne(t, c, pr, Options{Horizon: 0.1})
+	few := solveOne(t, c, pr, Options{Horizon: 0.1, ExtraSteps: 4})
+	if few.Complete || few.Iterations() != plain.Iterations()+4 {
+		t.Errorf("4 extra steps: complete %v, %d steps, want %d", few.Complete, few.Iterations(), plain.Iterations()+4)
+	}
+	if a, b := cdf(t, plain, 0.1), cdf(t, few, 0.1); a != b {
+		t.Errorf("F(0.1) %.17g with extra steps, %.17g without", b, a)
+	}
+	all := solveOne(t, c, pr, Options{Horizon: 0.1, ExtraSteps: 1 << 20})
+	complete := solveOne(t, c, pr, Options{Complete: true})
+	if !all.Complete || all.Iterations() != complete.Iterations() {
+		t.Errorf("many extra steps: complete %v after %d steps, a complete series takes %d", all.Complete, all.Iterations(), complete.Iterations())
+	}
+}

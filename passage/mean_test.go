@@ -184,3 +184,35 @@ P`, "p0", 6530319396.8854729},
 		}
 	}
 }
+
+// TestMeanBlocksThatCannotEnd: a strongly connected block that can
+// neither end the passage nor leave makes the mean infinite; one that
+// cannot end it itself but leads to a block that can does not (against the
+// dense reference), whether the blocks are eliminated or iterated; and a
+// chain that lists its rates (no rate table) gives the same means.
+func TestMeanBlocksThatCannotEnd(t *testing.T) {
+	trapped := chainOf(t, "P = (a, 1).Q + (b, 1).R1; Q = (done, 2).P; R1 = (c, 1).R2; R2 = (d, 1).R1; P")
+	through := chainOf(t, "P = (a, 1).R1; R1 = (c, 1).R2; R2 = (d, 1).R1 + (e, 0.5).Q; Q = (done, 2).P; P")
+	for _, limit := range []int{600, 1} {
+		denseBlock = limit
+		pr := InitialProblem(trapped, actions(t, trapped, "done"))
+		if m, maxRest, err := MeanTimes(context.Background(), trapped, pr); err != nil || !math.IsInf(m, 1) || !math.IsInf(maxRest, 1) {
+			t.Errorf("dense limit %d, trapped: mean %g, max remaining %g (%v), want +Inf", limit, m, maxRest, err)
+		}
+		pr = InitialProblem(through, actions(t, through, "done"))
+		want := denseMean(t, through, pr)
+		if m, err := Mean(context.Background(), through, pr); err != nil || !relNear(m, want, 1e-12) {
+			t.Errorf("dense limit %d, through: mean %.15g (%v), want %.15g", limit, m, err, want)
+		}
+		listed := *through
+		listed.Rates = make([]float64, len(through.Col))
+		for e := range listed.Rates {
+			listed.Rates[e] = through.RateAt(int64(e))
+		}
+		listed.RateIndex, listed.RateTable = nil, nil
+		if m, err := Mean(context.Background(), &listed, pr); err != nil || !relNear(m, want, 1e-12) {
+			t.Errorf("dense limit %d, listed rates: mean %.15g (%v), want %.15g", limit, m, err, want)
+		}
+	}
+	denseBlock = 600
+}

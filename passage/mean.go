@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"pepa/ctmc"
 )
@@ -309,10 +310,36 @@ func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64
 // rounding level of the values themselves (16 ulps of l_k m_k: the
 // values are then a fixed point of the sweep in floating point), and give
 // ErrMeanUnavailable after 20,000 sweeps or 200 without progress.
+//
+// A block of at least orderedBlock states is swept in the chain's order
+// first, so that rows are read as they are stored: in Tarjan's order,
+// scattered through memory, the same sweeps took four times as long (a
+// block of 240,100 states of 1.2M, 11.3M transitions). The order changes
+// how fast the sweeps converge (a 24-state block of the Active Badge model
+// that converges in Tarjan's order stalls in the chain's), so a block on
+// which they do not get there in the chain's order is solved again in
+// Tarjan's.
 func (s *meanSys) solveIterative(ctx context.Context, blk []int32, inBlock []int32, id int32, m []float64) error {
 	for _, k := range blk {
 		inBlock[k] = id
 	}
+	if len(blk) >= orderedBlock {
+		sorted := slices.Clone(blk)
+		slices.Sort(sorted)
+		if err := s.sweeps(ctx, sorted, inBlock, id, m); !errors.Is(err, ErrMeanUnavailable) {
+			return err
+		}
+	}
+	return s.sweeps(ctx, blk, inBlock, id, m)
+}
+
+// orderedBlock is the smallest block swept in the chain's order first (a
+// variable so that tests can send small blocks this way).
+var orderedBlock = 1 << 16
+
+// sweeps runs the Gauss-Seidel sweeps of solveIterative on the block's
+// states in the order given.
+func (s *meanSys) sweeps(ctx context.Context, blk []int32, inBlock []int32, id int32, m []float64) error {
 	// The constant part of each equation, 1 plus the flow to states
 	// outside the block (whose values are final), and the rate at which
 	// each state leaves the block, summed without cancellation.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"pepa/ctmc"
 )
@@ -52,22 +53,19 @@ type AnalyzeOptions struct {
 }
 
 // seriesMeanTransitions is the chain size, in transitions, from which
-// Analyze takes the mean from the series run on past the horizon rather
-// than from the linear solve, and seriesMeanExtraSteps how many steps past
-// the horizon's truncation point it runs at most before the linear solve
-// takes over. Measured on mapping models' product chains (P(F <= 45) of
-// the last machine, load average 5-6 on 2 cores): the linear solve cost
-// about as much as 400 steps at 5.7M and 11.3M transitions, 900 at 21.9M
-// and 1,300-1,900 at 52.7M, while running on to completion took 415-620
-// more steps: about even at 11.3M, the series 1.5 times faster at 21.9M
-// and 2-4 times at 52.7M, and with a smaller peak everywhere (the
-// solve's per-state arrays are not needed). The extra steps are capped at
-// 1,000, below the linear solve's own cost on the largest of these chains:
-// a series that ends much later wastes at most that before the fallback.
-// (Variables so that tests can send small chains this way.)
+// Analyze may take the mean from the series run on past the horizon
+// rather than from the linear solve: it does when the series is predicted
+// (Result.StepsToComplete) to end within seriesMeanExtraSteps more steps,
+// about what the linear solve costs. Measured on mapping models' product
+// chains from 5.7M to 52.7M transitions (P(F <= 45) of the last machine,
+// load average 5-6 on 2 cores), the linear solve cost as much as 106-324
+// steps of the series, where running on to completion took 415-620 more
+// (predicted as 412-710): there it is not run on. A variable so that
+// tests can send small chains this way; the cap is in steps, so a faster
+// step raises it.
 var (
-	seriesMeanTransitions int64 = 10_000_000
-	seriesMeanExtraSteps        = 1000
+	seriesMeanTransitions int64 = 5_000_000
+	seriesMeanExtraSteps        = 200
 )
 
 // Point is the distribution at one time of the grid.
@@ -197,9 +195,9 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	}
 	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress, Stage: opt.Stage}
 	// On a big chain the mean is cheaper from the series run on past the
-	// horizon to completion than from the linear solve (seriesMeanTransitions);
-	// if the series has not ended within seriesMeanExtraSteps more steps,
-	// the linear solve still gives it.
+	// horizon to completion than from the linear solve when the series is
+	// predicted to end within seriesMeanExtraSteps more steps; otherwise,
+	// or if it has not ended after them, the linear solve gives it.
 	runOn := !popt.Complete && int64(c.NumTransitions()) >= seriesMeanTransitions
 	if runOn {
 		popt.ExtraSteps = seriesMeanExtraSteps
@@ -250,10 +248,21 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 			how = fmt.Sprintf("from the series, run on to step %d", r.Iterations())
 		}
 	default:
+		if runOn {
+			// The uniformization's generator and vectors are garbage now:
+			// collected first, their memory is reused by the solve instead
+			// of adding to the peak (5.8M states, 52.7M transitions: 1.36 GB
+			// peak, 1.97 GB without).
+			runtime.GC()
+		}
 		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
 		a.MeanFrom, how = "linear solve", "linear solve"
 		if runOn {
-			how = fmt.Sprintf("linear solve: the series had not ended %d steps past the horizon", seriesMeanExtraSteps)
+			if more, ok := r.StepsToComplete(); ok {
+				how = fmt.Sprintf("linear solve: the series would need about %d more steps, above %d", more, seriesMeanExtraSteps)
+			} else {
+				how = "linear solve: no decay of the series to extrapolate"
+			}
 		}
 	}
 	if opt.Stage != nil {

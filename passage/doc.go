@@ -40,12 +40,16 @@
 // q * epsilon. CDFs are clamped to [0, 1] and never decrease along a grid
 // (the weights shift monotonically and a_k does not decrease). Mean passage
 // times come from a linear solve on the strongly connected blocks of the
-// transient states (mean.go: dense LU for small blocks, Gauss-Seidel with a
-// coarse correction and an error bound of 1e-12 relative for large ones),
-// never from integrating a truncated CDF; they are +Inf when the passage
-// may never end, and ErrMeanUnavailable, never a wrong number, when the
-// iteration cannot meet its bound. When the series is complete, the mean
-// is also its sum (Result.SeriesMean): E[T] is the sum over k of P(K > k),
+// transient states (mean.go: elimination without subtraction for small
+// blocks, Gauss-Seidel with a coarse correction and an error bound of
+// 1e-12 relative for large ones; it reads the chain's own transitions and
+// rate table, copying none), never from integrating a truncated CDF; they
+// are +Inf when the passage may never end, and ErrMeanUnavailable, never a
+// wrong number, when the iteration cannot meet its bound. When the series
+// is complete, the mean is also its sum (Result.SeriesMean; Analyze runs a
+// big chain's series on past the horizon for it, Options.ExtraSteps, and
+// keeps the linear solve for smaller chains and for a series that has not
+// ended by then): E[T] is the sum over k of P(K > k),
 // the mass not absorbed after k jumps, divided by q, with the geometric
 // tail beyond the last step estimated from the series' own decay (below a
 // relative 1e-10 of the mean for the default epsilon), +Inf when the

@@ -101,7 +101,12 @@ func toggles(n int, r, mu float64) string {
 }
 
 func TestMeanLargeStiffBlock(t *testing.T) {
+	defer func() { orderedBlock = 1 << 16 }()
 	for _, tc := range []struct{ r, mu float64 }{{1, 0.5}, {1e3, 1e-2}, {1e4, 1e-4}} {
+		orderedBlock = 1 << 16
+		if tc.r > 1 {
+			orderedBlock = 1 // this block in the chain's order
+		}
 		c := chainOf(t, toggles(10, tc.r, tc.mu))
 		if c.N != 1024 {
 			t.Fatalf("%d states", c.N)
@@ -115,7 +120,9 @@ func TestMeanLargeStiffBlock(t *testing.T) {
 }
 
 // TestMeanAgainstDense: the blocked solve against one dense solve on the
-// bundled models, with blocks dense and iterative.
+// bundled models, with blocks dense and iterative, and iterated in the
+// chain's order first (on Active Badge that order stalls, and the retry
+// in Tarjan's order must still get the mean).
 func TestMeanAgainstDense(t *testing.T) {
 	lan := chainOfFile(t, "../testdata/pc-lan.pepa")
 	badge := chainOfFile(t, "../testdata/active-badge.pepa")
@@ -133,8 +140,9 @@ func TestMeanAgainstDense(t *testing.T) {
 		{"Active Badge DB1 == DB3", badge, StateProblem(badge, ctmc.SelectStates(badge, pred))},
 		{"mapping-a compute12", mapping, InitialProblem(mapping, actions(t, mapping, "compute9", "compute10", "compute11", "compute12"))},
 	}
-	for _, limit := range []int{600, 1} {
-		denseBlock = limit
+	for _, limits := range [][2]int{{600, 1 << 16}, {1, 1 << 16}, {1, 1}} {
+		limit := limits[0]
+		denseBlock, orderedBlock = limits[0], limits[1]
 		for _, tc := range cases {
 			if tc.c.N > 3000 {
 				t.Fatalf("%s: %d states, too many for the dense reference", tc.name, tc.c.N)
@@ -142,11 +150,11 @@ func TestMeanAgainstDense(t *testing.T) {
 			want := denseMean(t, tc.c, tc.pr)
 			got, err := Mean(context.Background(), tc.c, tc.pr)
 			if err != nil || !relNear(got, want, 1e-11) {
-				t.Errorf("dense limit %d, %s: mean %.15g (%v), dense %.15g", limit, tc.name, got, err, want)
+				t.Errorf("dense limit %d, ordered limit %d, %s: mean %.15g (%v), dense %.15g", limit, orderedBlock, tc.name, got, err, want)
 			}
 		}
 	}
-	denseBlock = 600
+	denseBlock, orderedBlock = 600, 1<<16
 }
 
 // TestMeanStiffElimination: a 6-state chain with rates from 2.5e-4 to
@@ -183,4 +191,36 @@ P`, "p0", 6530319396.8854729},
 			t.Errorf("mean first firing of %s = %.17g, want %.17g (relative error %.2g)", tc.target, got, tc.want, math.Abs(got-tc.want)/tc.want)
 		}
 	}
+}
+
+// TestMeanBlocksThatCannotEnd: a strongly connected block that can
+// neither end the passage nor leave makes the mean infinite; one that
+// cannot end it itself but leads to a block that can does not (against the
+// dense reference), whether the blocks are eliminated or iterated; and a
+// chain that lists its rates (no rate table) gives the same means.
+func TestMeanBlocksThatCannotEnd(t *testing.T) {
+	trapped := chainOf(t, "P = (a, 1).Q + (b, 1).R1; Q = (done, 2).P; R1 = (c, 1).R2; R2 = (d, 1).R1; P")
+	through := chainOf(t, "P = (a, 1).R1; R1 = (c, 1).R2; R2 = (d, 1).R1 + (e, 0.5).Q; Q = (done, 2).P; P")
+	for _, limit := range []int{600, 1} {
+		denseBlock = limit
+		pr := InitialProblem(trapped, actions(t, trapped, "done"))
+		if m, maxRest, err := MeanTimes(context.Background(), trapped, pr); err != nil || !math.IsInf(m, 1) || !math.IsInf(maxRest, 1) {
+			t.Errorf("dense limit %d, trapped: mean %g, max remaining %g (%v), want +Inf", limit, m, maxRest, err)
+		}
+		pr = InitialProblem(through, actions(t, through, "done"))
+		want := denseMean(t, through, pr)
+		if m, err := Mean(context.Background(), through, pr); err != nil || !relNear(m, want, 1e-12) {
+			t.Errorf("dense limit %d, through: mean %.15g (%v), want %.15g", limit, m, err, want)
+		}
+		listed := *through
+		listed.Rates = make([]float64, len(through.Col))
+		for e := range listed.Rates {
+			listed.Rates[e] = through.RateAt(int64(e))
+		}
+		listed.RateIndex, listed.RateTable = nil, nil
+		if m, err := Mean(context.Background(), &listed, pr); err != nil || !relNear(m, want, 1e-12) {
+			t.Errorf("dense limit %d, listed rates: mean %.15g (%v), want %.15g", limit, m, err, want)
+		}
+	}
+	denseBlock = 600
 }

@@ -65,6 +65,14 @@ type Options struct {
 	// vectors of the steps are made: on a big chain that is most of the
 	// peak. The caller must not use the transitions afterwards.
 	ReleaseChain bool
+	// ExtraSteps, with a Horizon and without Complete, lets the series of
+	// a passage run on past the horizon's truncation point, for up to this
+	// many more steps, if it is then predicted to be complete within them
+	// (Result.StepsToComplete) and may end (not MayNeverEnd): its mean is
+	// then the series' sum (Result.SeriesMean). A passage not run on, or
+	// still incomplete after them, is returned as it is (Complete false,
+	// every CDF up to the horizon exact), not as an error.
+	ExtraSteps int
 }
 
 func (o *Options) stage(name, detail string) {
@@ -511,6 +519,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		budget = min(budget, opt.MaxIterations)
 	}
 	kmax, known := budget, false
+	horizonEnd := 0 // the step where the horizon's series ends, when ExtraSteps may run on
 	if !opt.Complete {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
@@ -518,6 +527,9 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		}
 		if right < budget {
 			kmax, known = right+1, true
+			if opt.ExtraSteps > 0 {
+				horizonEnd, kmax = kmax, min(budget, kmax+opt.ExtraSteps)
+			}
 		}
 	}
 	progressMax := 0
@@ -573,6 +585,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			r.Rest = rs
 			if rs <= opt.Epsilon/2 {
 				done[p], r.Complete = true, true
+			}
+		}
+		if step == horizonEnd {
+			for p, r := range results {
+				done[p] = done[p] || !r.worthRunningOn(opt.ExtraSteps)
 			}
 		}
 	}

@@ -90,6 +90,42 @@ func (r *Result) seriesIntegral(w *PoissonWeights) (float64, float64, error) {
 	return (sum + tail) / r.Q, tail / r.Q, nil
 }
 
+// StepsToComplete predicts how many more steps the series needs until
+// the mass that can still be absorbed is below Epsilon/2, from the
+// geometric decay of the unabsorbed mass over the last tenth of the steps
+// (as SeriesMean estimates its tail); ok is false when there is no decay
+// to extrapolate (fewer than 2 steps, or none over the last tenth) or the
+// passage may never end (the unabsorbed mass then includes mass that is
+// never absorbed).
+func (r *Result) StepsToComplete() (more int, ok bool) {
+	if r.Complete {
+		return 0, true
+	}
+	N := len(r.Absorbed) - 1
+	if r.MayNeverEnd || r.dense != nil || N < 2 {
+		return 0, false
+	}
+	rest := func(k int) float64 { return r.total - r.Absorbed[k] }
+	back := max(1, N/10)
+	rN := rest(N)
+	rho := math.Pow(rN/rest(N-back), 1/float64(back))
+	if !(rN > 0 && rho > 0 && rho < 1) {
+		return 0, false
+	}
+	steps := math.Ceil(math.Log(r.Epsilon/2/rN) / math.Log(rho))
+	if !(steps < 1<<30) {
+		return 0, false
+	}
+	return max(1, int(steps)), true
+}
+
+// worthRunningOn reports whether the series is predicted to be complete
+// within extra more steps (Options.ExtraSteps).
+func (r *Result) worthRunningOn(extra int) bool {
+	more, ok := r.StepsToComplete()
+	return ok && more <= extra
+}
+
 // mayNeverEnd reports whether passage p's start reaches, through
 // transitions that do not end it, a state outside its target that is not
 // live (cannot reach the target).

@@ -77,3 +77,37 @@ func TestSeriesMeanInfinite(t *testing.T) {
 		t.Error("MayNeverEnd set on a passage that always ends")
 	}
 }
+
+// TestExtraSteps: at the horizon's truncation point the series runs on
+// only if it is predicted to be complete within ExtraSteps more steps,
+// and then stops as soon as it is; one not run on is returned without
+// error, its CDF at the horizon as without them. The prediction is
+// checked against the steps a complete series takes.
+func TestExtraSteps(t *testing.T) {
+	c := chainOf(t, "P = (a, 2.0).Q; Q = (b, 3.0).P; P")
+	pr := InitialProblem(c, actions(t, c, "b"))
+	complete := solveOne(t, c, pr, Options{Complete: true})
+	for _, horizon := range []float64{0.2, 0.5, 1} {
+		plain := solveOne(t, c, pr, Options{Horizon: horizon})
+		if plain.Complete {
+			t.Fatalf("horizon %g: complete without running on", horizon)
+		}
+		more, ok := plain.StepsToComplete()
+		actual := complete.Iterations() - plain.Iterations()
+		t.Logf("horizon %g: %d steps, predicted %d more, actual %d more", horizon, plain.Iterations(), more, actual)
+		if !ok || math.Abs(float64(more-actual)) > math.Max(2, 0.05*float64(actual)) {
+			t.Errorf("horizon %g: predicted %d more steps (%v), a complete series takes %d more", horizon, more, ok, actual)
+		}
+		few := solveOne(t, c, pr, Options{Horizon: horizon, ExtraSteps: more / 2})
+		if few.Complete || few.Iterations() != plain.Iterations() {
+			t.Errorf("horizon %g, %d extra steps: complete %v, %d steps, want %d", horizon, more/2, few.Complete, few.Iterations(), plain.Iterations())
+		}
+		if a, b := cdf(t, plain, horizon), cdf(t, few, horizon); a != b {
+			t.Errorf("horizon %g: F %.17g with extra steps, %.17g without", horizon, b, a)
+		}
+		all := solveOne(t, c, pr, Options{Horizon: horizon, ExtraSteps: 2 * more})
+		if !all.Complete || all.Iterations() != complete.Iterations() {
+			t.Errorf("horizon %g, %d extra steps: complete %v after %d steps, a complete series takes %d", horizon, 2*more, all.Complete, all.Iterations(), complete.Iterations())
+		}
+	}
+}

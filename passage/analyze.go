@@ -34,6 +34,11 @@ type Query struct {
 	// Flat solves on the whole product chain even where the passage
 	// concerns one independent part (ctmc.Decompose).
 	Flat bool
+	// NoMean skips the mean passage time (Analysis.Mean NaN, MeanFrom
+	// "not asked"). On a big chain the mean can cost more than the
+	// distribution: without it a single passage up to a horizon is solved
+	// by backward iteration, with no generator to build.
+	NoMean bool
 }
 
 // AnalyzeOptions controls how Analyze solves.
@@ -96,8 +101,8 @@ type Analysis struct {
 	MeanErr error
 	// MeanFrom says how the mean was obtained: "series" (the sum of the
 	// complete uniformization series, MeanTail its estimated part beyond
-	// the last step), "linear solve" (MeanTimes), or "may never end" (+Inf
-	// without a solve: Result.MayNeverEnd).
+	// the last step), "linear solve" (MeanTimes), "may never end" (+Inf
+	// without a solve: Result.MayNeverEnd), or "not asked" (Query.NoMean).
 	MeanFrom  string
 	MeanTail  float64
 	Points    []Point
@@ -198,7 +203,7 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	// horizon to completion than from the linear solve when the series is
 	// predicted to end within seriesMeanExtraSteps more steps; otherwise,
 	// or if it has not ended after them, the linear solve gives it.
-	runOn := !popt.Complete && int64(c.NumTransitions()) >= seriesMeanTransitions
+	runOn := !popt.Complete && !q.NoMean && int64(c.NumTransitions()) >= seriesMeanTransitions
 	if runOn {
 		popt.ExtraSteps = seriesMeanExtraSteps
 	}
@@ -238,6 +243,9 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	// linear solve.
 	how := ""
 	switch {
+	case q.NoMean:
+		a.Mean, a.MeanFrom = math.NaN(), "not asked"
+		how = "no mean: not asked"
 	case r.dense == nil && r.MayNeverEnd:
 		a.Mean, a.MeanFrom = math.Inf(1), "may never end"
 		how = "infinite: the passage may never end"

@@ -336,7 +336,7 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 	}
 	// One passage up to a horizon on a big chain: backward iteration over
 	// the chain's own rows, with no generator to build (backward.go).
-	if len(probs) == 1 && !opt.Complete && len(c.Col) >= backwardMinTransitions {
+	if len(probs) == 1 && !opt.Complete && opt.ExtraSteps == 0 && len(c.Col) >= backwardMinTransitions {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err

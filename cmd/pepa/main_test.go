@@ -223,6 +223,18 @@ func TestPassageVerb(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, `"mean": 1.5`) || !strings.Contains(out, `"semantics": "initial"`) {
 		t.Fatalf("json: exit %d\n%s", code, out)
 	}
+	// --mean=false: the same distribution, the mean null and said not asked.
+	code, out, _ = runPepa(t, "", "passage", "--target-action", "done", "--at", "1.5", "--mean=false", "--format", "json", model)
+	want := 1 - math.Exp(-3)*(1+3+4.5)
+	var res struct {
+		Mean            *float64 `json:"mean"`
+		MeanUnavailable string   `json:"mean_unavailable"`
+		Points          []struct{ T, CDF float64 }
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != exitOK || err != nil || res.Mean != nil || !strings.Contains(res.MeanUnavailable, "not asked") ||
+		len(res.Points) != 1 || math.Abs(res.Points[0].CDF-want) > 1e-10 {
+		t.Fatalf("--mean=false: exit %d, %v\n%s", code, err, out)
+	}
 	for _, bad := range [][]string{
 		{"passage", model},
 		{"passage", "--target-action", "done", "--target", "P0 == P1", model},

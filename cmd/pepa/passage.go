@@ -23,6 +23,9 @@ func runPassage(ctx context.Context, e *env, args []string) int {
         the PEPA Eclipse Plug-in's passage from compute1 to compute9, t = 0, 5, ..., 60
   pepa passage --target "PC1 == PC1' && Token1 != Send1" --quantile 0.5,0.99 --pdf testdata/pc-lan.pepa
         passage into states where component PC1 is in local state PC1' and Token1 is not in Send1
+  pepa passage --flat --target-action compute9 --at 45 --mean=false testdata/mapping-a.pepa
+        the probability alone, on the whole product chain: on a chain of millions of states
+        the mean can cost more than the CDF (--verbose shows the stages)
 
 State predicates: COMPONENT == STATE, COMPONENT != STATE, combined with &&, ||,
 ! and parentheses; quote names with spaces or brackets: M1 == "(b, r).M1".
@@ -39,6 +42,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every CDF value")
 	flat := fs.Bool("flat", false, "solve on the whole product chain even where the passage concerns one independent part")
+	wantMean := fs.Bool("mean", true, "compute the mean passage time; --mean=false skips it (on a big chain it can cost more than the CDF; the JSON mean is then null, mean_unavailable \"not asked\")")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -90,7 +94,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		return code
 	}
 	srcNames, tgtNames := splitList(*source), splitList(*target)
-	query := passage.Query{SourceActions: srcNames, TargetActions: tgtNames, Target: *pred, Times: grid, Quantiles: quantiles, PDF: *pdf, Flat: *flat}
+	query := passage.Query{SourceActions: srcNames, TargetActions: tgtNames, Target: *pred, Times: grid, Quantiles: quantiles, PDF: *pdf, Flat: *flat, NoMean: !*wantMean}
 	aopt := passage.AnalyzeOptions{Epsilon: *eps}
 	deriveCode := -1
 	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
@@ -166,8 +170,11 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		meanPtr = &mean
 	}
 	meanUnavailable := ""
-	if an.MeanErr != nil {
+	switch {
+	case an.MeanErr != nil:
 		meanUnavailable = an.MeanErr.Error()
+	case an.MeanFrom == "not asked":
+		meanUnavailable = "not asked (--mean=false)"
 	}
 	err = writeOutput(e, o.out, func(w io.Writer) error {
 		switch o.format {
@@ -222,6 +229,8 @@ Components are named as in 'pepa states' (M1, Client[2]).
 		}
 		if meanPtr != nil {
 			fmt.Fprintf(w, "mean:       %.10g\n", mean)
+		} else if an.MeanFrom == "not asked" {
+			fmt.Fprintf(w, "mean:       not asked (--mean=false)\n")
 		} else if an.MeanErr != nil {
 			fmt.Fprintf(w, "mean:       unavailable (%v)\n", an.MeanErr)
 		} else {

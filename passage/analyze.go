@@ -114,8 +114,11 @@ type Analysis struct {
 // there is one (unless Query.Flat or a state predicate), else on the
 // product chain; builds the passage of the chosen semantics; runs the
 // uniformization once for the whole grid; and computes the mean and the
-// quantiles. A mean that cannot be computed leaves Mean NaN with MeanErr
-// set and does not fail the analysis.
+// quantiles. The mean is +Inf when the passage may never end, the sum of
+// the series when it is complete (on a big chain the series runs on past
+// the horizon when it is predicted to end soon), else the linear solve
+// (Analysis.MeanFrom says which). A mean that cannot be computed leaves
+// Mean NaN with MeanErr set and does not fail the analysis.
 func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions) (*Analysis, error) {
 	if opt.Epsilon <= 0 {
 		opt.Epsilon = 1e-10

@@ -47,9 +47,9 @@
 // are +Inf when the passage may never end, and ErrMeanUnavailable, never a
 // wrong number, when the iteration cannot meet its bound. When the series
 // is complete, the mean is also its sum (Result.SeriesMean; Analyze runs a
-// big chain's series on past the horizon for it, Options.ExtraSteps, and
-// keeps the linear solve for smaller chains and for a series that has not
-// ended by then): E[T] is the sum over k of P(K > k),
+// big chain's series on past the horizon for it, Options.ExtraSteps, when
+// Result.StepsToComplete predicts that it ends within a few hundred steps,
+// and keeps the linear solve otherwise): E[T] is the sum over k of P(K > k),
 // the mass not absorbed after k jumps, divided by q, with the geometric
 // tail beyond the last step estimated from the series' own decay (below a
 // relative 1e-10 of the mean for the default epsilon), +Inf when the

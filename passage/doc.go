@@ -31,6 +31,13 @@
 // leaving probability that 1 - 1e-19 would round away); Result.Method
 // says which.
 //
+// A single passage asked only up to a horizon on a chain of at least a
+// million transitions (backwardMinTransitions) is iterated backward
+// instead (backward.go): u_{k+1} = P u_k from the target's indicator, a_k
+// = alpha . u_k, the same sequence, computed over the chain's own rows
+// with no generator built; it stops at the horizon, or once alpha's whole
+// mass is absorbed, and gives no mean (Result.SeriesMean refuses it).
+//
 // # Accuracy
 //
 // Every CDF value is within Options.Epsilon (default 1e-10) of the exact

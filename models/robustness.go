@@ -33,6 +33,11 @@ type Options struct {
 	// from the distributions): see passage.Options.ReleaseChain. For a
 	// caller that analyses a big chain once.
 	ReleaseChain bool
+	// MaxJointStates bounds the chain with completion flags that gives
+	// coupled machines' joint figures (0: 2^25 states); past it they are
+	// reported unavailable (NaN, with a warning), the machines' own
+	// figures unaffected.
+	MaxJointStates int
 }
 
 func (o *Options) stage(name, detail string) {
@@ -319,7 +324,13 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		alpha = make([]float64, c.N)
 		alpha[0] = 1
 	}
-	fc, target, fcAlpha, err := flagChain(ctx, c, machines, alpha)
+	fc, target, fcAlpha, err := flagChain(ctx, c, machines, alpha, opt.MaxJointStates)
+	if errors.Is(err, ErrJointTooLarge) {
+		res.PAllByBeta, res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN(), math.NaN()
+		res.Joint = fmt.Sprintf("unavailable: %v", err)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise --max-states, or estimate them with --simulate)", res.Dependence, err))
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"pepa/ctmc"
@@ -70,7 +72,7 @@ func TestJointFigures(t *testing.T) {
 	machines, _ := FindMachines(c.S, nil)
 	start := make([]float64, c.N)
 	start[0] = 1
-	fc, target, alpha, err := flagChain(context.Background(), c, machines, start)
+	fc, target, alpha, err := flagChain(context.Background(), c, machines, start, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ Lock = (use, infty).(free, 5).Lock;
 	machines, _ := FindMachines(c.S, nil)
 	start := make([]float64, c.N)
 	start[0] = 1
-	fc, target, alpha, err := flagChain(context.Background(), c, machines, start)
+	fc, target, alpha, err := flagChain(context.Background(), c, machines, start, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +129,24 @@ Lock = (use, infty).(free, 5).Lock;
 	}
 	if d := math.Abs(r.ExpectedMakespan - exact); d > r.MakespanError+1e-12*exact || r.MakespanError > 1e-8*exact {
 		t.Errorf("E[max F] = %.15g (error %.3g), linear solve %.15g", r.ExpectedMakespan, r.MakespanError, exact)
+	}
+	// Past MaxJointStates the joint figures are unavailable, with a
+	// warning, and the machines' own figures are those above.
+	capped, err := Analyze(context.Background(), c, Options{Beta: 3, MaxJointStates: fc.N - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(capped.PAllByBeta) || !math.IsNaN(capped.ExpectedMakespan) || len(capped.Warnings) == 0 ||
+		!strings.Contains(capped.Warnings[len(capped.Warnings)-1], "unavailable") {
+		t.Errorf("capped joint: P %g, E %g, warnings %q", capped.PAllByBeta, capped.ExpectedMakespan, capped.Warnings)
+	}
+	for i := range r.Machines {
+		if capped.Machines[i].PByBeta != r.Machines[i].PByBeta || capped.Machines[i].Mean != r.Machines[i].Mean {
+			t.Errorf("machine %d changed with the joint capped", i)
+		}
+	}
+	if _, _, _, err := flagChain(context.Background(), c, machines, start, 1); !errors.Is(err, ErrJointTooLarge) {
+		t.Errorf("flag chain over a limit of 1: %v", err)
 	}
 	// With one machine selected, the makespan is that machine's
 	// finishing time, coupled or not.

@@ -98,7 +98,7 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, err)
 			return exitInvalid
 		}
-		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas}
+		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas, MaxJointStates: o.maxStates}
 		if timer != nil {
 			mopt.Stage = timer.mark
 		}
@@ -306,8 +306,12 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
-	fmt.Fprintf(w, "P(max_j F_j <= %g):              %.10f  (%s)\n", r.Beta, r.PAllByBeta, r.Joint)
-	fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %.6f  (error <= %.2g)\n", r.ExpectedMakespan, r.MakespanError)
+	fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textFloat(r.PAllByBeta, "%.10f"), r.Joint)
+	if math.IsNaN(r.ExpectedMakespan) {
+		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  unavailable\n")
+	} else {
+		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (error <= %.2g)\n", textFloat(r.ExpectedMakespan, "%.6f"), r.MakespanError)
+	}
 	return textSensitivity(w, r)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"strings"
 	"sync"
@@ -253,6 +254,9 @@ type explorer struct {
 	target []uint64
 	touch  int32 // sink of the prefetching loads
 
+	keep       []int32 // dedup's result
+	dedupTable []int32 // dedup's hash table for long lists
+
 	moving []*Leaf // the leaves with more than one local state: the others add 0 to a radix
 	limit  int     // transitions one state may have (evalError.limit)
 
@@ -287,10 +291,7 @@ func (s *Structure) explorers(n, limit int) []*explorer {
 	root := s.exploreRoot()
 	out := make([]*explorer, max(n, 1))
 	for k := range out {
-		r := root
-		if k > 0 {
-			r = cloneTree(root)
-		}
+		r := memoize(cloneTree(root), s)
 		out[k] = &explorer{s: s, root: r, limit: limit, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
 		for _, l := range s.Leaves {
 			if l.NumLocal > 1 {
@@ -329,7 +330,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 		}
 		out.reset()
 		x.root.eval(cur, out, &e)
-		rowStart, unkStart := len(b.idx), len(b.unkPos)
+		rowStart := len(b.idx)
 		if e.overflow || e.mixed {
 			overflow, a, limit := e.overflow, e.action, e.limit
 			b.errState, b.errAfter = i, 0
@@ -347,48 +348,39 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			b.count = append(b.count, 0)
 			return
 		}
+		// A passive activity at the top level is an error; the row is
+		// still listed up to it, as the sequential exploration numbers
+		// those targets before it meets the error.
+		n, passive := out.len(), -1
+		for k, p := range out.pas {
+			if p {
+				n, passive = k, k
+				break
+			}
+		}
+		keep := x.dedup(out, n)
 		if direct != nil {
 			// Touch every target's slot first: independent loads that the
 			// processor overlaps, where the dependent loop below would
 			// wait for one cache miss at a time.
-			for _, d := range out.rdelta {
-				x.touch += direct.table[curRadix+d]
+			t := int32(0)
+			for _, k := range keep {
+				t += direct.table[curRadix+out.rdelta[k]]
 			}
+			x.touch += t
 		}
-	next:
-		for k := 0; k < out.len(); k++ {
-			for j := 0; j < w; j++ {
-				target[j] = cur[j] + out.delta[k*w+j]
-			}
-			if out.pas[k] {
-				a, tgt := out.act[k], append([]uint64(nil), target...)
-				b.errState, b.errAfter = i, len(b.idx)-rowStart
-				b.errMsg = func(c *Chain) error {
-					return s.passiveError(i, c.StateString(i), c.State(i), tgt, a)
-				}
-				b.count = append(b.count, int32(len(b.idx)-rowStart))
-				for range b.idx[rowStart:] {
-					b.ridx = append(b.ridx, -1) // numbered, if at all, in number
-				}
-				return
-			}
+		for _, k := range keep {
 			targetRadix := curRadix + out.rdelta[k]
-			idx := set.lookup(states, target, targetRadix)
-			// Two activities with the same action and target are one
-			// transition of the chain (rows are short: a linear scan).
-			if idx >= 0 {
-				for r := rowStart; r < len(b.idx); r++ {
-					if b.idx[r] == idx && b.act[r] == out.act[k] {
-						b.rate[r] += out.rate[k]
-						continue next
-					}
-				}
+			var idx int32
+			if direct != nil {
+				idx = direct.table[targetRadix] - 1
 			} else {
-				for u := unkStart; u < len(b.unkPos); u++ {
-					if r := b.unkPos[u]; b.act[r] == out.act[k] && equalWords(b.tgt[u*w:(u+1)*w], target) {
-						b.rate[r] += out.rate[k]
-						continue next
-					}
+				x.targetOf(cur, int(k))
+				idx = set.lookup(states, target, targetRadix)
+			}
+			if idx < 0 {
+				if direct != nil {
+					x.targetOf(cur, int(k))
 				}
 				b.unkPos = append(b.unkPos, int32(len(b.idx)))
 				b.radix = append(b.radix, targetRadix)
@@ -397,12 +389,83 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			b.idx = append(b.idx, idx)
 			b.act = append(b.act, out.act[k])
 			b.rate = append(b.rate, out.rate[k])
+			b.ridx = append(b.ridx, x.rateIndex(rates, out.rate[k]))
 		}
-		for r := rowStart; r < len(b.idx); r++ {
-			b.ridx = append(b.ridx, x.rateIndex(rates, b.rate[r]))
+		if passive >= 0 {
+			x.targetOf(cur, passive)
+			a, tgt := out.act[passive], append([]uint64(nil), target...)
+			b.errState, b.errAfter = i, len(b.idx)-rowStart
+			b.errMsg = func(c *Chain) error {
+				return s.passiveError(i, c.StateString(i), c.State(i), tgt, a)
+			}
+			b.count = append(b.count, int32(len(b.idx)-rowStart))
+			return
 		}
 		b.count = append(b.count, int32(len(b.idx)-rowStart))
 	}
+}
+
+// targetOf sets x.target to the target of transition k of x.out from cur.
+func (x *explorer) targetOf(cur []uint64, k int) {
+	w := len(cur)
+	d := x.out.delta[k*w : (k+1)*w]
+	for j := range cur {
+		x.target[j] = cur[j] + d[j]
+	}
+}
+
+// dedupScanMax is the longest list dedup scans pairwise; longer ones (a
+// cooperation of many copies) are merged through a hash table.
+const dedupScanMax = 32
+
+// dedup merges the transitions 0..n-1 of x.out with one action and one
+// target (one delta) into the first of them, adding the later ones' rates
+// to its rate in order: they are one transition of the chain. It returns
+// the first ones' positions, in order.
+func (x *explorer) dedup(out *tlist, n int) []int32 {
+	keep := x.keep[:0]
+	w := out.w
+	if n <= dedupScanMax {
+	next:
+		for k := 0; k < n; k++ {
+			a := out.act[k]
+			for _, r := range keep {
+				if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], out.delta[k*w:(k+1)*w]) {
+					out.rate[r] += out.rate[k]
+					continue next
+				}
+			}
+			keep = append(keep, int32(k))
+		}
+		x.keep = keep
+		return keep
+	}
+	size := 1 << bits.Len(uint(2*n))
+	if cap(x.dedupTable) < size {
+		x.dedupTable = make([]int32, size)
+	}
+	table := x.dedupTable[:size]
+	clear(table)
+	mask := uint64(size - 1)
+	for k := 0; k < n; k++ {
+		a := out.act[k]
+		d := out.delta[k*w : (k+1)*w]
+		h := uint64(a)*0x9E3779B97F4A7C15 ^ hashState(d)
+		for slot := h & mask; ; slot = (slot + 1) & mask {
+			r := table[slot] - 1
+			if r < 0 {
+				table[slot] = int32(k) + 1
+				keep = append(keep, int32(k))
+				break
+			}
+			if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], d) {
+				out.rate[r] += out.rate[k]
+				break
+			}
+		}
+	}
+	x.keep = keep
+	return keep
 }
 
 // number gives the new targets of the expanded piece their indices, in

@@ -26,6 +26,15 @@ func (t *tlist) reset() {
 
 func (t *tlist) len() int { return len(t.act) }
 
+// appendRange appends transitions i..j-1 of u.
+func (t *tlist) appendRange(u *tlist, i, j int) {
+	t.act = append(t.act, u.act[i:j]...)
+	t.pas = append(t.pas, u.pas[i:j]...)
+	t.rate = append(t.rate, u.rate[i:j]...)
+	t.delta = append(t.delta, u.delta[i*u.w:j*u.w]...)
+	t.rdelta = append(t.rdelta, u.rdelta[i:j]...)
+}
+
 // copyFrom appends transition i of u.
 func (t *tlist) copyFrom(u *tlist, i int) {
 	t.act = append(t.act, u.act[i])
@@ -50,6 +59,19 @@ type evalError struct {
 	// overflow is set, and the listing cut short, when it is exceeded.
 	limit    int
 	overflow bool
+	// track, if not nil, is a list being stored by a memoNode, and
+	// lastCheck the largest position of it at which a limit check was
+	// made (-1: none), to be repeated where the stored list is used.
+	track     *tlist
+	lastCheck int
+}
+
+// checked records that the limit was checked on out at every position up
+// to out.len()-1 (a cooperation's joint transitions were appended).
+func (e *evalError) checked(out *tlist, from int) {
+	if out == e.track && out.len() > from {
+		e.lastCheck = max(e.lastCheck, out.len()-1)
+	}
 }
 
 // transitionLimit is the number of transitions one state may have under a
@@ -211,8 +233,11 @@ func (g *grouping) freezeConstant(l *tlist, inSet []bool) {
 
 // list evaluates child into scratch, or returns its constant list.
 func list(child node, state []uint64, scratch *tlist, e *evalError) *tlist {
-	if c, ok := child.(*constNode); ok {
+	switch c := child.(type) {
+	case *constNode:
 		return &c.list
+	case *memoNode:
+		return c.listOf(state, scratch, e)
 	}
 	scratch.reset()
 	child.eval(state, scratch, e)
@@ -236,6 +261,8 @@ func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 	gx.build(bx, n.inSet)
 	gy.build(by, n.inSet)
 	w := out.w
+	from := out.len()
+	defer e.checked(out, from)
 	for j, a := range by.act {
 		if !n.inSet[a] || !gx.valid(a) || gx.head[a] < 0 {
 			continue // not shared, or x does not enable a: blocked
@@ -404,6 +431,8 @@ func (n *multiCoopNode) eval(state []uint64, out *tlist, e *evalError) {
 	last := len(n.kids) - 1
 	ll := n.lists[last]
 	w := out.w
+	from := out.len()
+	defer e.checked(out, from)
 	for j, a := range ll.act {
 		if !n.inSet[a] {
 			continue

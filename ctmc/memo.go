@@ -72,6 +72,9 @@ func memoize(n node, s *Structure) node {
 	case *hideNode:
 		m.child = memoize(m.child, s)
 	case *coopNode:
+		if sc := newSplitCoop(m, s); sc != nil {
+			return sc
+		}
 		m.x = memoize(m.x, s)
 		m.y = memoize(m.y, s)
 	case *multiCoopNode:
@@ -131,6 +134,8 @@ func walkLeaves(n node, f func(*Leaf)) {
 		}
 	case *memoNode:
 		walkLeaves(m.child, f)
+	case *splitCoop:
+		walkLeaves(m.orig, f)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pepa/internal/testmodels"
 	"pepa/lang"
 )
 
@@ -53,6 +54,101 @@ func TestMemoKeepsTransitionLimit(t *testing.T) {
 		}
 		if errs[0] != errs[1] || !strings.Contains(errs[1], tc.want) {
 			t.Errorf("%s: memoised %q, not %q; want %q", tc.name, errs[1], errs[0], tc.want)
+		}
+	}
+}
+
+// TestMemoAndSplitRowsExact: in every state of the radix product (reachable
+// or not) and under every per-state transition limit from 1 to 24, an
+// explorer lists the same row, or the same error, with memoised and split
+// subtrees as without: on a model split into groups (with a state whose
+// apparent rate is undefined and one whose passive activity finds no
+// partner), on workstation clusters (memoised cooperations under a
+// parallel composition, below a cooperation), and on a mapping model.
+func TestMemoAndSplitRowsExact(t *testing.T) {
+	var b strings.Builder
+	var acts, names []string
+	for i := 1; i <= 7; i++ {
+		switch i {
+		case 3: // mixed in M3c
+			fmt.Fprintf(&b, "M%[1]d = (c%[1]d, 1.0).M%[1]db + (c%[1]d, 2.0).M%[1]dc;\nM%[1]db = (c%[1]d, 1.5).M%[1]d;\nM%[1]dc = (c%[1]d, 1.0).M%[1]d + (c%[1]d, infty).M%[1]db;\n", i)
+		case 5: // M5c only passive: no active partner
+			fmt.Fprintf(&b, "M%[1]d = (c%[1]d, 1.0).M%[1]db + (c%[1]d, 2.0).M%[1]dc;\nM%[1]db = (c%[1]d, 1.5).M%[1]d + (d%[1]d, 0.5).M%[1]dc;\nM%[1]dc = (c%[1]d, infty).M%[1]d;\n", i)
+		default:
+			fmt.Fprintf(&b, "M%[1]d = (c%[1]d, 1.0).M%[1]db + (c%[1]d, 2.0).M%[1]dc + (d%[1]d, 0.5).M%[1]d;\nM%[1]db = (c%[1]d, 1.5).M%[1]d;\nM%[1]dc = (c%[1]d, 2.5).M%[1]d + (c%[1]d, 0.5).M%[1]db;\n", i)
+		}
+		fmt.Fprintf(&b, "A%[1]d = (c%[1]d, infty).A%[1]d + (c%[1]d, infty).A%[1]d;\n", i)
+		acts = append(acts, fmt.Sprintf("c%d", i))
+		names = append(names, fmt.Sprintf("M%d", i))
+	}
+	b.WriteString("B = (e, 1.0).B;\n")
+	fmt.Fprintf(&b, "(B <> A1 <> A2 <> A3 <> A4 <> A5 <> A6 <> A7) <%s> (%s)\n", strings.Join(acts, ", "), strings.Join(names, " <> "))
+	srcs := map[string]string{
+		"split":        b.String(),
+		"workstations": testmodels.Workstations(2, 3, 2),
+		"mapping":      testmodels.Mapping(14, 7, 1),
+	}
+	for name, src := range srcs {
+		m, diags := lang.Load(name, []byte(src))
+		if diags.HasErrors() {
+			t.Fatalf("%s: %v", name, diags.Err())
+		}
+		s, err := Compile(m, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every state of the product, numbered by its radix.
+		c := &Chain{S: s, N: int(s.RadixSize)}
+		set := newIndex(s, 0)
+		direct, _ := set.(*directIndex)
+		if direct == nil {
+			t.Fatalf("%s: no direct index", name)
+		}
+		for r := 0; r < c.N; r++ {
+			st := make([]uint64, s.Words)
+			q := r
+			for _, l := range s.Leaves {
+				l.SetLocal(st, q%l.NumLocal)
+				q /= l.NumLocal
+			}
+			c.States = append(c.States, st...)
+			set.insert(c.States, int32(r), int64(r))
+		}
+		split := false
+		for _, x := range s.explorers(1, 0) {
+			if _, ok := x.root.(*splitCoop); ok {
+				split = true
+			}
+		}
+		if name == "split" && !split {
+			t.Fatalf("%s: the cooperation was not split", name)
+		}
+		errs := 0
+		for limit := 0; limit <= 24; limit++ {
+			var rows [2][]string
+			for k, memo := range []bool{false, true} {
+				memoEnabled = memo
+				x := s.explorers(1, limit)[0]
+				memoEnabled = true
+				for i := 0; i < c.N; i++ {
+					p := &piece{w: s.Words, lo: i, hi: i + 1}
+					x.expand(c.States, set, direct, newRateInterner(), p)
+					row := fmt.Sprint(p.rows.count, p.rows.idx, p.rows.act, p.rows.rate, p.rows.unkPos)
+					if p.rows.errMsg != nil {
+						row += p.rows.errMsg(c).Error()
+						errs++
+					}
+					rows[k] = append(rows[k], row)
+				}
+			}
+			for i := range rows[0] {
+				if rows[0][i] != rows[1][i] {
+					t.Fatalf("%s, limit %d, state %d (%s):\n memoised %s\n in place %s", name, limit, i, c.StateString(i), rows[1][i], rows[0][i])
+				}
+			}
+		}
+		if errs == 0 {
+			t.Errorf("%s: no state met an error", name)
 		}
 	}
 }

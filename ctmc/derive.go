@@ -110,10 +110,12 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	est := newSizeEstimate(s, opt.MaxStates)
 	if est.states > 0 {
 		c.States = make([]uint64, 0, est.states*w)
+		adviseHuge(c.States)
 	}
 	var rowPtr []int64
 	if est.states > 0 {
 		rowPtr = make([]int64, 0, est.states+1)
+		adviseHuge(rowPtr)
 	}
 	rowPtr = append(rowPtr, 0)
 	c.States = append(c.States, make([]uint64, w)...) // every leaf starts in local state 0
@@ -656,6 +658,7 @@ func grow[T any](s []T, extra, hint int) []T {
 		n = hint
 	}
 	out := make([]T, len(s), n)
+	adviseHuge(out)
 	copy(out, s)
 	return out
 }
@@ -677,7 +680,9 @@ const maxDirect = 1 << 27
 // otherwise.
 func newIndex(s *Structure, maxStates int) stateIndex {
 	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) {
-		return &directIndex{table: make([]int32, s.RadixSize)}
+		t := make([]int32, s.RadixSize)
+		adviseHuge(t)
+		return &directIndex{table: t}
 	}
 	return newStateSet(s.Words)
 }

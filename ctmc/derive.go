@@ -428,15 +428,23 @@ func (x *explorer) dedup(out *tlist, n int) []int32 {
 	keep := x.keep[:0]
 	w := out.w
 	if n <= dedupScanMax {
+		// Most lists have no duplicate: a 64-bit filter of the (action,
+		// first delta word) pairs seen spares most of the scans.
+		var seen uint64
 	next:
 		for k := 0; k < n; k++ {
 			a := out.act[k]
-			for _, r := range keep {
-				if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], out.delta[k*w:(k+1)*w]) {
-					out.rate[r] += out.rate[k]
-					continue next
+			d := out.delta[k*w : (k+1)*w]
+			bit := uint64(1) << ((uint64(a)*0x9E3779B97F4A7C15 ^ d[0]*0xBF58476D1CE4E5B9) >> 58)
+			if seen&bit != 0 {
+				for _, r := range keep {
+					if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], d) {
+						out.rate[r] += out.rate[k]
+						continue next
+					}
 				}
 			}
+			seen |= bit
 			keep = append(keep, int32(k))
 		}
 		x.keep = keep

@@ -35,6 +35,24 @@ func (t *tlist) appendRange(u *tlist, i, j int) {
 	t.rdelta = append(t.rdelta, u.rdelta[i:j]...)
 }
 
+// appendUnshared appends the transitions of u whose action is not in set,
+// in order, a run at a time.
+func (t *tlist) appendUnshared(u *tlist, inSet []bool) {
+	n := u.len()
+	for i := 0; i < n; {
+		if inSet[u.act[i]] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && !inSet[u.act[j]] {
+			j++
+		}
+		t.appendRange(u, i, j)
+		i = j
+	}
+}
+
 // copyFrom appends transition i of u.
 func (t *tlist) copyFrom(u *tlist, i int) {
 	t.act = append(t.act, u.act[i])
@@ -247,16 +265,14 @@ func list(child node, state []uint64, scratch *tlist, e *evalError) *tlist {
 func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 	bx := list(n.x, state, &n.bx, e)
 	by := list(n.y, state, &n.by, e)
-	for i, a := range bx.act {
-		if !n.inSet[a] {
-			out.copyFrom(bx, i)
-		}
-	}
-	for i, a := range by.act {
-		if !n.inSet[a] {
-			out.copyFrom(by, i)
-		}
-	}
+	out.appendUnshared(bx, n.inSet)
+	out.appendUnshared(by, n.inSet)
+	n.shared(bx, by, out, e)
+}
+
+// shared appends the joint transitions of the sides' lists bx and by (only
+// their transitions with an action of the set matter), in the order of by.
+func (n *coopNode) shared(bx, by, out *tlist, e *evalError) {
 	gx, gy := &n.gx, &n.gy
 	gx.build(bx, n.inSet)
 	gy.build(by, n.inSet)

@@ -75,6 +75,14 @@ func memoize(n node, s *Structure) node {
 		if sc := newSplitCoop(m, s); sc != nil {
 			return sc
 		}
+		if sc := newSplitCoopX(m, s); sc != nil {
+			for _, g := range sc.groups {
+				for i, k := range g.kids {
+					g.kids[i] = memoize(k, s)
+				}
+			}
+			return sc
+		}
 		m.x = memoize(m.x, s)
 		m.y = memoize(m.y, s)
 	case *multiCoopNode:
@@ -135,6 +143,8 @@ func walkLeaves(n node, f func(*Leaf)) {
 	case *memoNode:
 		walkLeaves(m.child, f)
 	case *splitCoop:
+		walkLeaves(m.orig, f)
+	case *splitCoopX:
 		walkLeaves(m.orig, f)
 	}
 }

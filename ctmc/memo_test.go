@@ -63,8 +63,8 @@ func TestMemoKeepsTransitionLimit(t *testing.T) {
 // explorer lists the same row, or the same error, with memoised and split
 // subtrees as without: on a model split into groups (with a state whose
 // apparent rate is undefined and one whose passive activity finds no
-// partner), on workstation clusters (memoised cooperations under a
-// parallel composition, below a cooperation), and on a mapping model.
+// partner), on workstation clusters (groups of memoised cooperations split
+// from their shared repairman), and on a mapping model.
 func TestMemoAndSplitRowsExact(t *testing.T) {
 	var b strings.Builder
 	var acts, names []string
@@ -85,8 +85,15 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 	fmt.Fprintf(&b, "(B <> A1 <> A2 <> A3 <> A4 <> A5 <> A6 <> A7) <%s> (%s)\n", strings.Join(acts, ", "), strings.Join(names, " <> "))
 	srcs := map[string]string{
 		"split":        b.String(),
-		"workstations": testmodels.Workstations(2, 3, 2),
+		"workstations": testmodels.Workstations(3, 3, 3),
 		"mapping":      testmodels.Mapping(14, 7, 1),
+		// Waiting workstations enabling serve2 both ways, failed ones enabling
+		// repair both ways: undefined apparent rates inside a group, and
+		// in the joint transitions formed from the groups' lists.
+		"workstations mixed serve": strings.Replace(testmodels.Workstations(3, 3, 3),
+			"Wait2 = (serve2, infty).Ws2;", "Wait2 = (serve2, infty).Ws2 + (serve2, 1.0).Down2;", 1),
+		"workstations mixed repair": strings.Replace(testmodels.Workstations(3, 3, 3),
+			"Down1 = (repair, infty).Ws1;", "Down1 = (repair, infty).Ws1 + (repair, 1.0).Wait1;", 1),
 	}
 	for name, src := range srcs {
 		m, diags := lang.Load(name, []byte(src))
@@ -114,14 +121,12 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 			c.States = append(c.States, st...)
 			set.insert(c.States, int32(r), int64(r))
 		}
-		split := false
-		for _, x := range s.explorers(1, 0) {
-			if _, ok := x.root.(*splitCoop); ok {
-				split = true
-			}
+		root := s.explorers(1, 0)[0].root
+		if _, ok := root.(*splitCoop); name == "split" && !ok {
+			t.Fatalf("%s: the cooperation was not split: %T", name, root)
 		}
-		if name == "split" && !split {
-			t.Fatalf("%s: the cooperation was not split", name)
+		if _, ok := root.(*splitCoopX); strings.HasPrefix(name, "workstations") && !ok {
+			t.Fatalf("%s: the cooperation was not split: %T", name, root)
 		}
 		errs := 0
 		for limit := 0; limit <= 24; limit++ {

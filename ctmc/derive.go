@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"runtime"
@@ -123,24 +124,23 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
 	rates := newRateInterner()
-	pieces := make([]*piece, deriveChunk/pieceStates)
-	offsets, counts := make([]int, len(pieces)), make([]int, len(pieces))
-	for i := range pieces {
-		pieces[i] = &piece{w: w}
+	// Two sets of pieces: one chunk is numbered and copied from one while
+	// the next chunk is expanded into the other.
+	var sets [2][]*piece
+	for k := range sets {
+		sets[k] = make([]*piece, deriveChunk/pieceStates)
+		for i := range sets[k] {
+			sets[k][i] = &piece{w: w}
+		}
 	}
+	offsets, counts := make([]int, deriveChunk/pieceStates), make([]int, deriveChunk/pieceStates)
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
-	for next := 0; next < len(c.States)/w; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if opt.Progress != nil {
-			if now := time.Now(); now.Sub(lastReport) > 500*time.Millisecond {
-				opt.Progress(len(c.States)/w, now.Sub(start))
-				lastReport = now
-			}
-		}
+	// chunkAt lays out the chunk of states from next (at most up to
+	// known) on the pieces of set k, and returns its end and its number
+	// of pieces.
+	chunkAt := func(k, next, known int) (int, int) {
 		// A chunk's rows are buffered, with every new target's packed
 		// state, until it is numbered: on wide states (thousands of
 		// components, thousands of transitions each) a full chunk would
@@ -151,47 +151,97 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			perState := float64(len(c.Col))/float64(next) + 1
 			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
 		}
-		hi := min(len(c.States)/w, next+chunk)
+		hi := min(known, next+chunk)
 		// The chunk is cut into pieces that the workers take in turn (a
 		// worker the system pauses holds up one piece, not half the
-		// chunk); a chunk of one piece (the first breadth-first levels)
-		// is not worth a goroutine.
+		// chunk).
 		npieces := (hi - next + pieceStates - 1) / pieceStates
 		for i := 0; i < npieces; i++ {
-			pieces[i].lo, pieces[i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
+			sets[k][i].lo, sets[k][i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
 		}
-		states := c.States
-		var taken atomic.Int64
-		run := func(x *explorer) {
-			for {
-				i := int(taken.Add(1)) - 1
-				if i >= npieces {
-					return
-				}
-				x.expand(states, set, direct, rates, pieces[i])
+		return hi, npieces
+	}
+	// expansion hands out the pieces of one chunk to the explorers that
+	// take part (run).
+	type expansion struct {
+		pieces  []*piece
+		states  []uint64
+		view    *rateView
+		taken   atomic.Int64
+		npieces int
+	}
+	run := func(x *explorer, ex *expansion) {
+		for {
+			i := int(ex.taken.Add(1)) - 1
+			if i >= ex.npieces {
+				return
 			}
+			x.expand(ex.states, set, direct, ex.view, ex.pieces[i])
 		}
-		for k := 1; k < min(len(workers), npieces); k++ {
+	}
+	// expandAll expands a chunk on every explorer, the caller's included.
+	expandAll := func(ex *expansion) {
+		for k := 1; k < min(len(workers), ex.npieces); k++ {
 			wg.Add(1)
 			go func(x *explorer) {
 				defer wg.Done()
-				run(x)
+				run(x, ex)
 			}(workers[k])
 		}
-		run(workers[0])
+		run(workers[0], ex)
 		wg.Wait()
-		// Numbering is sequential; the rows are then copied into place
-		// on all cores, each piece at its known offset.
+	}
+
+	cur := 0 // the set holding the chunk being numbered
+	next, npieces := 0, 0
+	hi, npieces := chunkAt(cur, next, len(c.States)/w)
+	first := &expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces}
+	expandAll(first)
+	for next < hi {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if opt.Progress != nil {
+			if now := time.Now(); now.Sub(lastReport) > 500*time.Millisecond {
+				opt.Progress(len(c.States)/w, now.Sub(start))
+				lastReport = now
+			}
+		}
+		// The next chunk, as far as its states are numbered already, is
+		// expanded while this one is numbered (by the other explorers;
+		// this goroutine joins them once it has numbered and copied).
+		// Explorers read the direct index while it is written, each entry
+		// atomically: an entry is either absent, and numbered later as a
+		// new target, or final. The hash set is rebuilt as it grows, so
+		// with it the chunks take turns.
+		var ahead *expansion
+		nextHi, nextPieces := hi, 0
+		if direct != nil && len(workers) > 1 && hi < len(c.States)/w {
+			nextHi, nextPieces = chunkAt(1-cur, hi, len(c.States)/w)
+			ahead = &expansion{pieces: sets[1-cur], states: c.States, view: rates.view.Load(), npieces: nextPieces}
+			chunksAhead.Add(1)
+			for k := 1; k < min(len(workers), nextPieces+1); k++ {
+				wg.Add(1)
+				go func(x *explorer) {
+					defer wg.Done()
+					run(x, ahead)
+				}(workers[k])
+			}
+		}
+		// Numbering is sequential; the rows are then copied into place.
+		pieces := sets[cur]
 		base := len(c.Col)
 		total := 0
 		for i, p := range pieces[:npieces] {
 			n, err := p.number(c, set, rates, &rowPtr, base+total, opt.MaxStates)
 			if err != nil {
+				wg.Wait()
 				return nil, err
 			}
 			offsets[i], counts[i] = base+total, n
 			total += n
 		}
+		rates.publish()
 		hint := 0
 		if cap(c.Col)-len(c.Col) < total {
 			hint = est.transitions(base+total, hi)
@@ -204,26 +254,41 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		} else {
 			c.RateIndex = extend(c.RateIndex, total, hint)
 		}
-		taken.Store(0)
-		copyRun := func() {
-			for {
-				i := int(taken.Add(1)) - 1
-				if i >= npieces {
-					return
-				}
+		if ahead != nil {
+			for i := range pieces[:npieces] {
 				pieces[i].copyRows(c, full, offsets[i], counts[i])
 			}
+			run(workers[0], ahead)
+			wg.Wait()
+		} else {
+			var taken atomic.Int64
+			copyRun := func() {
+				for {
+					i := int(taken.Add(1)) - 1
+					if i >= npieces {
+						return
+					}
+					pieces[i].copyRows(c, full, offsets[i], counts[i])
+				}
+			}
+			for k := 1; k < min(len(workers), npieces); k++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					copyRun()
+				}()
+			}
+			copyRun()
+			wg.Wait()
 		}
-		for k := 1; k < min(len(workers), npieces); k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				copyRun()
-			}()
-		}
-		copyRun()
-		wg.Wait()
 		next = hi
+		cur = 1 - cur
+		if ahead != nil {
+			hi, npieces = nextHi, nextPieces
+			continue
+		}
+		hi, npieces = chunkAt(cur, next, len(c.States)/w)
+		expandAll(&expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces})
 	}
 	c.N = len(c.States) / w
 	c.RowPtr = rowPtr
@@ -231,14 +296,20 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 }
 
 // deriveChunk is the number of states expanded in parallel before they are
-// numbered, in pieces of pieceStates.
-const (
+// numbered, in pieces of pieceStates (variables so that tests can make
+// them small).
+var (
 	deriveChunk = 1 << 14
 	pieceStates = 1 << 10
-	// chunkBufferBytes bounds what a chunk's buffered rows may take
-	// (a target's packed state and about 24 bytes of row data each).
-	chunkBufferBytes = 4 << 20
 )
+
+// chunkBufferBytes bounds what a chunk's buffered rows may take (a
+// target's packed state and about 24 bytes of row data each).
+const chunkBufferBytes = 4 << 20
+
+// chunksAhead counts the chunks expanded while the one before them was
+// numbered (for tests).
+var chunksAhead atomic.Int64
 
 // piece is a run of consecutive states and, once expanded, their rows.
 type piece struct {
@@ -315,7 +386,7 @@ func (x *explorer) radix(state []uint64) int64 {
 
 // expand computes the merged transitions of states lo..hi-1. It only reads
 // states and the index, so several explorers can run at once.
-func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateInterner, p *piece) {
+func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateView, p *piece) {
 	s, w := x.s, x.s.Words
 	lo, hi := p.lo, p.hi
 	b := &p.rows
@@ -367,7 +438,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			// wait for one cache miss at a time.
 			t := int32(0)
 			for _, k := range keep {
-				t += direct.table[curRadix+out.rdelta[k]]
+				t += atomic.LoadInt32(&direct.table[curRadix+out.rdelta[k]])
 			}
 			x.touch += t
 		}
@@ -375,7 +446,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			targetRadix := curRadix + out.rdelta[k]
 			var idx int32
 			if direct != nil {
-				idx = direct.table[targetRadix] - 1
+				idx = atomic.LoadInt32(&direct.table[targetRadix]) - 1
 			} else {
 				x.targetOf(cur, int(k))
 				idx = set.lookup(states, target, targetRadix)
@@ -564,9 +635,39 @@ var rateTableLimit = 1 << 16
 type rateInterner struct {
 	index map[uint64]uint16
 	full  bool
+	// view is what explorers read while the table grows: a copy of the
+	// table made by publish, which copies again only once it has grown by
+	// an eighth (or 16 chunks later), so that copying stays linear in the
+	// table; a rate missing from the view is interned by number.
+	view        atomic.Pointer[rateView]
+	published   int // len(index) at the last publish
+	sincePublic int // publish calls since then
 }
 
-func newRateInterner() *rateInterner { return &rateInterner{index: map[uint64]uint16{}} }
+// rateView is a read-only copy of a rateInterner's table.
+type rateView struct {
+	index map[uint64]uint16
+	full  bool
+}
+
+func newRateInterner() *rateInterner {
+	r := &rateInterner{index: map[uint64]uint16{}}
+	r.view.Store(&rateView{index: map[uint64]uint16{}})
+	return r
+}
+
+// publish updates the view after a chunk was numbered.
+func (r *rateInterner) publish() {
+	r.sincePublic++
+	grown := len(r.index) - r.published
+	if grown == 0 && r.full == r.view.Load().full {
+		return
+	}
+	if r.full || 8*grown >= r.published || r.sincePublic >= 16 {
+		r.view.Store(&rateView{index: maps.Clone(r.index), full: r.full})
+		r.published, r.sincePublic = len(r.index), 0
+	}
+}
 
 // intern returns rate's index in c's table, adding it if new; false once
 // the table is full, when c's rates so far have been written out into
@@ -596,7 +697,7 @@ func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
 
 // rateIndex looks rate up in the table without changing it (explorers run
 // at once): its index, or -1.
-func (x *explorer) rateIndex(r *rateInterner, rate float64) int32 {
+func (x *explorer) rateIndex(r *rateView, rate float64) int32 {
 	if r.full {
 		return -1
 	}
@@ -702,7 +803,10 @@ type directIndex struct {
 
 func (d *directIndex) lookup(_, _ []uint64, radix int64) int32 { return d.table[radix] - 1 }
 
-func (d *directIndex) insert(_ []uint64, idx int32, radix int64) { d.table[radix] = idx + 1 }
+// insert stores atomically: explorers read the table meanwhile.
+func (d *directIndex) insert(_ []uint64, idx int32, radix int64) {
+	atomic.StoreInt32(&d.table[radix], idx+1)
+}
 
 // stateSet is an open-addressing hash set of state indices, keyed by the
 // packed states they index.

@@ -137,7 +137,7 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 				memoEnabled = true
 				for i := 0; i < c.N; i++ {
 					p := &piece{w: s.Words, lo: i, hi: i + 1}
-					x.expand(c.States, set, direct, newRateInterner(), p)
+					x.expand(c.States, set, direct, newRateInterner().view.Load(), p)
 					row := fmt.Sprint(p.rows.count, p.rows.idx, p.rows.act, p.rows.rate, p.rows.unkPos)
 					if p.rows.errMsg != nil {
 						row += p.rows.errMsg(c).Error()

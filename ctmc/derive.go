@@ -92,7 +92,10 @@ var ErrTooManyStates = errors.New("model too large")
 // chunk's states are computed on all cores (each worker with its own copy of
 // the evaluation tree): targets already numbered are looked up, rows merged,
 // new targets kept as packed states. Then one goroutine walks the chunk in
-// state order, numbers the new targets and appends the rows. Numbering is
+// state order, numbers the new targets and appends the rows, while the
+// other cores expand the next chunk (as far as its states are numbered)
+// against the index as it is being written: a target found there is final,
+// one not found is looked up again when its chunk is numbered. Numbering is
 // therefore exactly the single-threaded breadth-first one, whatever the
 // number of cores.
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {

@@ -21,7 +21,10 @@
 // of the evaluation tree, reading the index only), then one goroutine
 // numbers the new targets in state order, so the numbering is exactly the
 // single-threaded one whatever the number of cores (a test compares the
-// two entry for entry). The state index is a direct-address
+// two entry for entry). With the direct-address index the next chunk is
+// expanded while one is numbered: entries are written and read atomically,
+// an entry found is final, a target not found is looked up again when its
+// own chunk is numbered. The state index is a direct-address
 // table on the state's mixed-radix number when the product of the local
 // state counts is small enough, an open-addressing hash set otherwise; no
 // state is a heap object. Activities of one state with the same action and

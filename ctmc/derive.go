@@ -142,16 +142,16 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	var wg sync.WaitGroup
 	// chunkAt lays out the chunk of states from next (at most up to
 	// known) on the pieces of set k, and returns its end and its number
-	// of pieces.
-	chunkAt := func(k, next, known int) (int, int) {
+	// of pieces; the rows of the first done states are in c.Col.
+	chunkAt := func(k, next, known, done int) (int, int) {
 		// A chunk's rows are buffered, with every new target's packed
 		// state, until it is numbered: on wide states (thousands of
 		// components, thousands of transitions each) a full chunk would
 		// buffer gigabytes before the state limit is even checked, so the
 		// chunk is sized from the transitions per state seen so far.
 		chunk := deriveChunk
-		if next > 0 {
-			perState := float64(len(c.Col))/float64(next) + 1
+		if done > 0 {
+			perState := float64(len(c.Col))/float64(done) + 1
 			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
 		}
 		hi := min(known, next+chunk)
@@ -195,11 +195,9 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		wg.Wait()
 	}
 
-	cur := 0 // the set holding the chunk being numbered
-	next, npieces := 0, 0
-	hi, npieces := chunkAt(cur, next, len(c.States)/w)
-	first := &expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces}
-	expandAll(first)
+	cur, next := 0, 0 // the set holding the chunk being numbered, its first state
+	hi, npieces := chunkAt(cur, next, len(c.States)/w, next)
+	expandAll(&expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces})
 	for next < hi {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -220,7 +218,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		var ahead *expansion
 		nextHi, nextPieces := hi, 0
 		if direct != nil && len(workers) > 1 && hi < len(c.States)/w {
-			nextHi, nextPieces = chunkAt(1-cur, hi, len(c.States)/w)
+			nextHi, nextPieces = chunkAt(1-cur, hi, len(c.States)/w, next)
 			ahead = &expansion{pieces: sets[1-cur], states: c.States, view: rates.view.Load(), npieces: nextPieces}
 			chunksAhead.Add(1)
 			for k := 1; k < min(len(workers), nextPieces+1); k++ {
@@ -290,7 +288,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			hi, npieces = nextHi, nextPieces
 			continue
 		}
-		hi, npieces = chunkAt(cur, next, len(c.States)/w)
+		hi, npieces = chunkAt(cur, next, len(c.States)/w, next)
 		expandAll(&expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces})
 	}
 	c.N = len(c.States) / w

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"math/bits"
 	"runtime"
 	"strings"
 	"sync"
@@ -90,7 +92,10 @@ var ErrTooManyStates = errors.New("model too large")
 // chunk's states are computed on all cores (each worker with its own copy of
 // the evaluation tree): targets already numbered are looked up, rows merged,
 // new targets kept as packed states. Then one goroutine walks the chunk in
-// state order, numbers the new targets and appends the rows. Numbering is
+// state order, numbers the new targets and appends the rows, while the
+// other cores expand the next chunk (as far as its states are numbered)
+// against the index as it is being written: a target found there is final,
+// one not found is looked up again when its chunk is numbered. Numbering is
 // therefore exactly the single-threaded breadth-first one, whatever the
 // number of cores.
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
@@ -109,10 +114,12 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	est := newSizeEstimate(s, opt.MaxStates)
 	if est.states > 0 {
 		c.States = make([]uint64, 0, est.states*w)
+		adviseHuge(c.States)
 	}
 	var rowPtr []int64
 	if est.states > 0 {
 		rowPtr = make([]int64, 0, est.states+1)
+		adviseHuge(rowPtr)
 	}
 	rowPtr = append(rowPtr, 0)
 	c.States = append(c.States, make([]uint64, w)...) // every leaf starts in local state 0
@@ -120,15 +127,78 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
 	rates := newRateInterner()
-	pieces := make([]*piece, deriveChunk/pieceStates)
-	offsets, counts := make([]int, len(pieces)), make([]int, len(pieces))
-	for i := range pieces {
-		pieces[i] = &piece{w: w}
+	// Two sets of pieces: one chunk is numbered and copied from one while
+	// the next chunk is expanded into the other.
+	var sets [2][]*piece
+	for k := range sets {
+		sets[k] = make([]*piece, deriveChunk/pieceStates)
+		for i := range sets[k] {
+			sets[k][i] = &piece{w: w}
+		}
 	}
+	offsets, counts := make([]int, deriveChunk/pieceStates), make([]int, deriveChunk/pieceStates)
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
-	for next := 0; next < len(c.States)/w; {
+	// chunkAt lays out the chunk of states from next (at most up to
+	// known) on the pieces of set k, and returns its end and its number
+	// of pieces; the rows of the first done states are in c.Col.
+	chunkAt := func(k, next, known, done int) (int, int) {
+		// A chunk's rows are buffered, with every new target's packed
+		// state, until it is numbered: on wide states (thousands of
+		// components, thousands of transitions each) a full chunk would
+		// buffer gigabytes before the state limit is even checked, so the
+		// chunk is sized from the transitions per state seen so far.
+		chunk := deriveChunk
+		if done > 0 {
+			perState := float64(len(c.Col))/float64(done) + 1
+			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
+		}
+		hi := min(known, next+chunk)
+		// The chunk is cut into pieces that the workers take in turn (a
+		// worker the system pauses holds up one piece, not half the
+		// chunk).
+		npieces := (hi - next + pieceStates - 1) / pieceStates
+		for i := 0; i < npieces; i++ {
+			sets[k][i].lo, sets[k][i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
+		}
+		return hi, npieces
+	}
+	// expansion hands out the pieces of one chunk to the explorers that
+	// take part (run).
+	type expansion struct {
+		pieces  []*piece
+		states  []uint64
+		view    *rateView
+		taken   atomic.Int64
+		npieces int
+	}
+	run := func(x *explorer, ex *expansion) {
+		for {
+			i := int(ex.taken.Add(1)) - 1
+			if i >= ex.npieces {
+				return
+			}
+			x.expand(ex.states, set, direct, ex.view, ex.pieces[i])
+		}
+	}
+	// expandAll expands a chunk on every explorer, the caller's included.
+	expandAll := func(ex *expansion) {
+		for k := 1; k < min(len(workers), ex.npieces); k++ {
+			wg.Add(1)
+			go func(x *explorer) {
+				defer wg.Done()
+				run(x, ex)
+			}(workers[k])
+		}
+		run(workers[0], ex)
+		wg.Wait()
+	}
+
+	cur, next := 0, 0 // the set holding the chunk being numbered, its first state
+	hi, npieces := chunkAt(cur, next, len(c.States)/w, next)
+	expandAll(&expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces})
+	for next < hi {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -138,57 +208,41 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 				lastReport = now
 			}
 		}
-		// A chunk's rows are buffered, with every new target's packed
-		// state, until it is numbered: on wide states (thousands of
-		// components, thousands of transitions each) a full chunk would
-		// buffer gigabytes before the state limit is even checked, so the
-		// chunk is sized from the transitions per state seen so far.
-		chunk := deriveChunk
-		if next > 0 {
-			perState := float64(len(c.Col))/float64(next) + 1
-			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
-		}
-		hi := min(len(c.States)/w, next+chunk)
-		// The chunk is cut into pieces that the workers take in turn (a
-		// worker the system pauses holds up one piece, not half the
-		// chunk); a chunk of one piece (the first breadth-first levels)
-		// is not worth a goroutine.
-		npieces := (hi - next + pieceStates - 1) / pieceStates
-		for i := 0; i < npieces; i++ {
-			pieces[i].lo, pieces[i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
-		}
-		states := c.States
-		var taken atomic.Int64
-		run := func(x *explorer) {
-			for {
-				i := int(taken.Add(1)) - 1
-				if i >= npieces {
-					return
-				}
-				x.expand(states, set, direct, rates, pieces[i])
+		// The next chunk, as far as its states are numbered already, is
+		// expanded while this one is numbered (by the other explorers;
+		// this goroutine joins them once it has numbered and copied).
+		// Explorers read the direct index while it is written, each entry
+		// atomically: an entry is either absent, and numbered later as a
+		// new target, or final. The hash set is rebuilt as it grows, so
+		// with it the chunks take turns.
+		var ahead *expansion
+		nextHi, nextPieces := hi, 0
+		if direct != nil && len(workers) > 1 && hi < len(c.States)/w {
+			nextHi, nextPieces = chunkAt(1-cur, hi, len(c.States)/w, next)
+			ahead = &expansion{pieces: sets[1-cur], states: c.States, view: rates.view.Load(), npieces: nextPieces}
+			chunksAhead.Add(1)
+			for k := 1; k < min(len(workers), nextPieces+1); k++ {
+				wg.Add(1)
+				go func(x *explorer) {
+					defer wg.Done()
+					run(x, ahead)
+				}(workers[k])
 			}
 		}
-		for k := 1; k < min(len(workers), npieces); k++ {
-			wg.Add(1)
-			go func(x *explorer) {
-				defer wg.Done()
-				run(x)
-			}(workers[k])
-		}
-		run(workers[0])
-		wg.Wait()
-		// Numbering is sequential; the rows are then copied into place
-		// on all cores, each piece at its known offset.
+		// Numbering is sequential; the rows are then copied into place.
+		pieces := sets[cur]
 		base := len(c.Col)
 		total := 0
 		for i, p := range pieces[:npieces] {
 			n, err := p.number(c, set, rates, &rowPtr, base+total, opt.MaxStates)
 			if err != nil {
+				wg.Wait()
 				return nil, err
 			}
 			offsets[i], counts[i] = base+total, n
 			total += n
 		}
+		rates.publish()
 		hint := 0
 		if cap(c.Col)-len(c.Col) < total {
 			hint = est.transitions(base+total, hi)
@@ -201,26 +255,41 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		} else {
 			c.RateIndex = extend(c.RateIndex, total, hint)
 		}
-		taken.Store(0)
-		copyRun := func() {
-			for {
-				i := int(taken.Add(1)) - 1
-				if i >= npieces {
-					return
-				}
+		if ahead != nil {
+			for i := range pieces[:npieces] {
 				pieces[i].copyRows(c, full, offsets[i], counts[i])
 			}
+			run(workers[0], ahead)
+			wg.Wait()
+		} else {
+			var taken atomic.Int64
+			copyRun := func() {
+				for {
+					i := int(taken.Add(1)) - 1
+					if i >= npieces {
+						return
+					}
+					pieces[i].copyRows(c, full, offsets[i], counts[i])
+				}
+			}
+			for k := 1; k < min(len(workers), npieces); k++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					copyRun()
+				}()
+			}
+			copyRun()
+			wg.Wait()
 		}
-		for k := 1; k < min(len(workers), npieces); k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				copyRun()
-			}()
-		}
-		copyRun()
-		wg.Wait()
 		next = hi
+		cur = 1 - cur
+		if ahead != nil {
+			hi, npieces = nextHi, nextPieces
+			continue
+		}
+		hi, npieces = chunkAt(cur, next, len(c.States)/w, next)
+		expandAll(&expansion{pieces: sets[cur], states: c.States, view: rates.view.Load(), npieces: npieces})
 	}
 	c.N = len(c.States) / w
 	c.RowPtr = rowPtr
@@ -228,14 +297,23 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 }
 
 // deriveChunk is the number of states expanded in parallel before they are
-// numbered, in pieces of pieceStates.
-const (
-	deriveChunk = 1 << 14
+// numbered, in pieces of pieceStates (variables so that tests can make
+// them small). Two chunks are buffered at once (one numbered, the next
+// expanded), so each is half of what one chunk at a time could take: the
+// buffers then take what they took before (measured: peak RSS of the
+// 5.8M-state mapping model 664 MB, and 688 MB with full-size chunks).
+var (
+	deriveChunk = 1 << 13
 	pieceStates = 1 << 10
-	// chunkBufferBytes bounds what a chunk's buffered rows may take
-	// (a target's packed state and about 24 bytes of row data each).
-	chunkBufferBytes = 4 << 20
 )
+
+// chunkBufferBytes bounds what a chunk's buffered rows may take (a
+// target's packed state and about 24 bytes of row data each), per chunk.
+const chunkBufferBytes = 2 << 20
+
+// chunksAhead counts the chunks expanded while the one before them was
+// numbered (for tests).
+var chunksAhead atomic.Int64
 
 // piece is a run of consecutive states and, once expanded, their rows.
 type piece struct {
@@ -252,6 +330,9 @@ type explorer struct {
 	out    tlist
 	target []uint64
 	touch  int32 // sink of the prefetching loads
+
+	keep       []int32 // dedup's result
+	dedupTable []int32 // dedup's hash table for long lists
 
 	moving []*Leaf // the leaves with more than one local state: the others add 0 to a radix
 	limit  int     // transitions one state may have (evalError.limit)
@@ -287,10 +368,7 @@ func (s *Structure) explorers(n, limit int) []*explorer {
 	root := s.exploreRoot()
 	out := make([]*explorer, max(n, 1))
 	for k := range out {
-		r := root
-		if k > 0 {
-			r = cloneTree(root)
-		}
+		r := memoize(cloneTree(root), s)
 		out[k] = &explorer{s: s, root: r, limit: limit, out: tlist{w: s.Words}, target: make([]uint64, s.Words)}
 		for _, l := range s.Leaves {
 			if l.NumLocal > 1 {
@@ -312,7 +390,7 @@ func (x *explorer) radix(state []uint64) int64 {
 
 // expand computes the merged transitions of states lo..hi-1. It only reads
 // states and the index, so several explorers can run at once.
-func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateInterner, p *piece) {
+func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, rates *rateView, p *piece) {
 	s, w := x.s, x.s.Words
 	lo, hi := p.lo, p.hi
 	b := &p.rows
@@ -329,7 +407,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 		}
 		out.reset()
 		x.root.eval(cur, out, &e)
-		rowStart, unkStart := len(b.idx), len(b.unkPos)
+		rowStart := len(b.idx)
 		if e.overflow || e.mixed {
 			overflow, a, limit := e.overflow, e.action, e.limit
 			b.errState, b.errAfter = i, 0
@@ -347,48 +425,39 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			b.count = append(b.count, 0)
 			return
 		}
+		// A passive activity at the top level is an error; the row is
+		// still listed up to it, as the sequential exploration numbers
+		// those targets before it meets the error.
+		n, passive := out.len(), -1
+		for k, p := range out.pas {
+			if p {
+				n, passive = k, k
+				break
+			}
+		}
+		keep := x.dedup(out, n)
 		if direct != nil {
 			// Touch every target's slot first: independent loads that the
 			// processor overlaps, where the dependent loop below would
 			// wait for one cache miss at a time.
-			for _, d := range out.rdelta {
-				x.touch += direct.table[curRadix+d]
+			t := int32(0)
+			for _, k := range keep {
+				t += atomic.LoadInt32(&direct.table[curRadix+out.rdelta[k]])
 			}
+			x.touch += t
 		}
-	next:
-		for k := 0; k < out.len(); k++ {
-			for j := 0; j < w; j++ {
-				target[j] = cur[j] + out.delta[k*w+j]
-			}
-			if out.pas[k] {
-				a, tgt := out.act[k], append([]uint64(nil), target...)
-				b.errState, b.errAfter = i, len(b.idx)-rowStart
-				b.errMsg = func(c *Chain) error {
-					return s.passiveError(i, c.StateString(i), c.State(i), tgt, a)
-				}
-				b.count = append(b.count, int32(len(b.idx)-rowStart))
-				for range b.idx[rowStart:] {
-					b.ridx = append(b.ridx, -1) // numbered, if at all, in number
-				}
-				return
-			}
+		for _, k := range keep {
 			targetRadix := curRadix + out.rdelta[k]
-			idx := set.lookup(states, target, targetRadix)
-			// Two activities with the same action and target are one
-			// transition of the chain (rows are short: a linear scan).
-			if idx >= 0 {
-				for r := rowStart; r < len(b.idx); r++ {
-					if b.idx[r] == idx && b.act[r] == out.act[k] {
-						b.rate[r] += out.rate[k]
-						continue next
-					}
-				}
+			var idx int32
+			if direct != nil {
+				idx = atomic.LoadInt32(&direct.table[targetRadix]) - 1
 			} else {
-				for u := unkStart; u < len(b.unkPos); u++ {
-					if r := b.unkPos[u]; b.act[r] == out.act[k] && equalWords(b.tgt[u*w:(u+1)*w], target) {
-						b.rate[r] += out.rate[k]
-						continue next
-					}
+				x.targetOf(cur, int(k))
+				idx = set.lookup(states, target, targetRadix)
+			}
+			if idx < 0 {
+				if direct != nil {
+					x.targetOf(cur, int(k))
 				}
 				b.unkPos = append(b.unkPos, int32(len(b.idx)))
 				b.radix = append(b.radix, targetRadix)
@@ -397,12 +466,91 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			b.idx = append(b.idx, idx)
 			b.act = append(b.act, out.act[k])
 			b.rate = append(b.rate, out.rate[k])
+			b.ridx = append(b.ridx, x.rateIndex(rates, out.rate[k]))
 		}
-		for r := rowStart; r < len(b.idx); r++ {
-			b.ridx = append(b.ridx, x.rateIndex(rates, b.rate[r]))
+		if passive >= 0 {
+			x.targetOf(cur, passive)
+			a, tgt := out.act[passive], append([]uint64(nil), target...)
+			b.errState, b.errAfter = i, len(b.idx)-rowStart
+			b.errMsg = func(c *Chain) error {
+				return s.passiveError(i, c.StateString(i), c.State(i), tgt, a)
+			}
+			b.count = append(b.count, int32(len(b.idx)-rowStart))
+			return
 		}
 		b.count = append(b.count, int32(len(b.idx)-rowStart))
 	}
+}
+
+// targetOf sets x.target to the target of transition k of x.out from cur.
+func (x *explorer) targetOf(cur []uint64, k int) {
+	w := len(cur)
+	d := x.out.delta[k*w : (k+1)*w]
+	for j := range cur {
+		x.target[j] = cur[j] + d[j]
+	}
+}
+
+// dedupScanMax is the longest list dedup scans pairwise; longer ones (a
+// cooperation of many copies) are merged through a hash table.
+const dedupScanMax = 32
+
+// dedup merges the transitions 0..n-1 of x.out with one action and one
+// target (one delta) into the first of them, adding the later ones' rates
+// to its rate in order: they are one transition of the chain. It returns
+// the first ones' positions, in order.
+func (x *explorer) dedup(out *tlist, n int) []int32 {
+	keep := x.keep[:0]
+	w := out.w
+	if n <= dedupScanMax {
+		// Most lists have no duplicate: a 64-bit filter of the (action,
+		// first delta word) pairs seen spares most of the scans.
+		var seen uint64
+	next:
+		for k := 0; k < n; k++ {
+			a := out.act[k]
+			d := out.delta[k*w : (k+1)*w]
+			bit := uint64(1) << ((uint64(a)*0x9E3779B97F4A7C15 ^ d[0]*0xBF58476D1CE4E5B9) >> 58)
+			if seen&bit != 0 {
+				for _, r := range keep {
+					if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], d) {
+						out.rate[r] += out.rate[k]
+						continue next
+					}
+				}
+			}
+			seen |= bit
+			keep = append(keep, int32(k))
+		}
+		x.keep = keep
+		return keep
+	}
+	size := 1 << bits.Len(uint(2*n))
+	if cap(x.dedupTable) < size {
+		x.dedupTable = make([]int32, size)
+	}
+	table := x.dedupTable[:size]
+	clear(table)
+	mask := uint64(size - 1)
+	for k := 0; k < n; k++ {
+		a := out.act[k]
+		d := out.delta[k*w : (k+1)*w]
+		h := uint64(a)*0x9E3779B97F4A7C15 ^ hashState(d)
+		for slot := h & mask; ; slot = (slot + 1) & mask {
+			r := table[slot] - 1
+			if r < 0 {
+				table[slot] = int32(k) + 1
+				keep = append(keep, int32(k))
+				break
+			}
+			if out.act[r] == a && equalWords(out.delta[int(r)*w:int(r+1)*w], d) {
+				out.rate[r] += out.rate[k]
+				break
+			}
+		}
+	}
+	x.keep = keep
+	return keep
 }
 
 // number gives the new targets of the expanded piece their indices, in
@@ -491,9 +639,39 @@ var rateTableLimit = 1 << 16
 type rateInterner struct {
 	index map[uint64]uint16
 	full  bool
+	// view is what explorers read while the table grows: a copy of the
+	// table made by publish, which copies again only once it has grown by
+	// an eighth (or 16 chunks later), so that copying stays linear in the
+	// table; a rate missing from the view is interned by number.
+	view        atomic.Pointer[rateView]
+	published   int // len(index) at the last publish
+	sincePublic int // publish calls since then
 }
 
-func newRateInterner() *rateInterner { return &rateInterner{index: map[uint64]uint16{}} }
+// rateView is a read-only copy of a rateInterner's table.
+type rateView struct {
+	index map[uint64]uint16
+	full  bool
+}
+
+func newRateInterner() *rateInterner {
+	r := &rateInterner{index: map[uint64]uint16{}}
+	r.view.Store(&rateView{index: map[uint64]uint16{}})
+	return r
+}
+
+// publish updates the view after a chunk was numbered.
+func (r *rateInterner) publish() {
+	r.sincePublic++
+	grown := len(r.index) - r.published
+	if grown == 0 && r.full == r.view.Load().full {
+		return
+	}
+	if r.full || 8*grown >= r.published || r.sincePublic >= 16 {
+		r.view.Store(&rateView{index: maps.Clone(r.index), full: r.full})
+		r.published, r.sincePublic = len(r.index), 0
+	}
+}
 
 // intern returns rate's index in c's table, adding it if new; false once
 // the table is full, when c's rates so far have been written out into
@@ -523,7 +701,7 @@ func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
 
 // rateIndex looks rate up in the table without changing it (explorers run
 // at once): its index, or -1.
-func (x *explorer) rateIndex(r *rateInterner, rate float64) int32 {
+func (x *explorer) rateIndex(r *rateView, rate float64) int32 {
 	if r.full {
 		return -1
 	}
@@ -593,6 +771,7 @@ func grow[T any](s []T, extra, hint int) []T {
 		n = hint
 	}
 	out := make([]T, len(s), n)
+	adviseHuge(out)
 	copy(out, s)
 	return out
 }
@@ -614,7 +793,9 @@ const maxDirect = 1 << 27
 // otherwise.
 func newIndex(s *Structure, maxStates int) stateIndex {
 	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) {
-		return &directIndex{table: make([]int32, s.RadixSize)}
+		t := make([]int32, s.RadixSize)
+		adviseHuge(t)
+		return &directIndex{table: t}
 	}
 	return newStateSet(s.Words)
 }
@@ -626,7 +807,10 @@ type directIndex struct {
 
 func (d *directIndex) lookup(_, _ []uint64, radix int64) int32 { return d.table[radix] - 1 }
 
-func (d *directIndex) insert(_ []uint64, idx int32, radix int64) { d.table[radix] = idx + 1 }
+// insert stores atomically: explorers read the table meanwhile.
+func (d *directIndex) insert(_ []uint64, idx int32, radix int64) {
+	atomic.StoreInt32(&d.table[radix], idx+1)
+}
 
 // stateSet is an open-addressing hash set of state indices, keyed by the
 // packed states they index.

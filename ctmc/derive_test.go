@@ -166,3 +166,52 @@ func TestDeriveSpillsRates(t *testing.T) {
 		t.Errorf("spilled chain differs: %d rates listed, want %d", len(got.Rates), len(want.Rates))
 	}
 }
+
+// TestDerivePipelined: with chunks of 64 states in pieces of 16, most
+// chunks are expanded while the one before is numbered, reading the index
+// as it is written; the chain is still the sequential exploration's, entry
+// for entry, and the state limit fails as it does there.
+func TestDerivePipelined(t *testing.T) {
+	oldChunk, oldPiece := deriveChunk, pieceStates
+	deriveChunk, pieceStates = 64, 16
+	defer func() { deriveChunk, pieceStates = oldChunk, oldPiece }()
+	srcs := map[string]string{
+		"workstations-3-3-2": testmodels.Workstations(3, 3, 2),
+		"mapping-12x4":       testmodels.Mapping(12, 4, 1),
+		"mapping-14x7":       testmodels.Mapping(14, 7, 1),
+	}
+	for _, procs := range []int{2, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		for name, src := range srcs {
+			for _, max := range []int{0, 500} {
+				m, diags := lang.Load(name, []byte(src))
+				if diags.HasErrors() {
+					t.Fatalf("%s: %v", name, diags.Err())
+				}
+				s1, _ := Compile(m, DefaultOptions)
+				s2, _ := Compile(m, DefaultOptions)
+				before := chunksAhead.Load()
+				want, err1 := deriveSequential(context.Background(), s1, DeriveOptions{MaxStates: max})
+				got, err2 := Derive(context.Background(), s2, DeriveOptions{MaxStates: max})
+				if max > 0 {
+					if err1 == nil || err2 == nil || err1.Error() != err2.Error() {
+						t.Errorf("%s, limit %d: errors %v and %v", name, max, err1, err2)
+					}
+					continue
+				}
+				if err1 != nil || err2 != nil {
+					t.Fatalf("%s: %v, %v", name, err1, err2)
+				}
+				if chunksAhead.Load()-before < int64(got.N/64/2) {
+					t.Errorf("%s: %d of %d chunks expanded ahead", name, chunksAhead.Load()-before, got.N/64)
+				}
+				if got.N != want.N || !slices.Equal(got.States, want.States) || !slices.Equal(got.RowPtr, want.RowPtr) ||
+					!slices.Equal(got.Col, want.Col) || !slices.Equal(got.Act, want.Act) || !sameRates(got, want) ||
+					!slices.Equal(got.Deadlocks, want.Deadlocks) {
+					t.Errorf("%s (GOMAXPROCS %d): chains differ", name, procs)
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}

@@ -21,10 +21,35 @@
 // of the evaluation tree, reading the index only), then one goroutine
 // numbers the new targets in state order, so the numbering is exactly the
 // single-threaded one whatever the number of cores (a test compares the
-// two entry for entry). The state index is a direct-address
+// two entry for entry). With the direct-address index the next chunk is
+// expanded while one is numbered: entries are written and read atomically,
+// an entry found is final, a target not found is looked up again when its
+// own chunk is numbered. The state index is a direct-address
 // table on the state's mixed-radix number when the product of the local
 // state counts is small enough, an open-addressing hash set otherwise; no
-// state is a heap object.
+// state is a heap object. Activities of one state with the same action and
+// target (the same delta) are merged on the evaluated list, before any
+// lookup, into the first of them, their rates added in list order. On
+// Linux the chain's arrays and the direct index are advised for
+// transparent huge pages (huge_linux.go).
+//
+// Each explorer evaluates its own copy of the tree in which subtrees are
+// replaced by tabulating equivalents (memo.go, split.go): a subtree whose
+// moving leaves lie within 12 bits of one word becomes a memoNode, which
+// stores the subtree's list per value of those bits on first use; a
+// cooperation of a constant side with a parallel composition is split
+// into groups of consecutive kids (12 bits each) whose unshared and shared
+// transitions are stored per group key, the joint transitions formed from
+// them by the cooperation's own code (or, when no shared action is
+// performed by two groups, stored per group as well: a mapping model's
+// machines). Invariant: the list a replaced node appends is, entry for
+// entry, the one the original appends, errors included: a key whose
+// evaluation meets an error is never stored (the original evaluates it
+// in place), and the per-state transition limit, checked by cooperations
+// against the length of the list they append to, is re-checked at the real
+// position (evalError.track records the last checked position of a stored
+// list). TestMemoAndSplitRowsExact compares rows and errors under every
+// small limit; the sequential reference uses no replaced node.
 //
 // # Local derivatives
 //

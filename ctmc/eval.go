@@ -26,6 +26,33 @@ func (t *tlist) reset() {
 
 func (t *tlist) len() int { return len(t.act) }
 
+// appendRange appends transitions i..j-1 of u.
+func (t *tlist) appendRange(u *tlist, i, j int) {
+	t.act = append(t.act, u.act[i:j]...)
+	t.pas = append(t.pas, u.pas[i:j]...)
+	t.rate = append(t.rate, u.rate[i:j]...)
+	t.delta = append(t.delta, u.delta[i*u.w:j*u.w]...)
+	t.rdelta = append(t.rdelta, u.rdelta[i:j]...)
+}
+
+// appendUnshared appends the transitions of u whose action is not in set,
+// in order, a run at a time.
+func (t *tlist) appendUnshared(u *tlist, inSet []bool) {
+	n := u.len()
+	for i := 0; i < n; {
+		if inSet[u.act[i]] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && !inSet[u.act[j]] {
+			j++
+		}
+		t.appendRange(u, i, j)
+		i = j
+	}
+}
+
 // copyFrom appends transition i of u.
 func (t *tlist) copyFrom(u *tlist, i int) {
 	t.act = append(t.act, u.act[i])
@@ -50,6 +77,19 @@ type evalError struct {
 	// overflow is set, and the listing cut short, when it is exceeded.
 	limit    int
 	overflow bool
+	// track, if not nil, is a list being stored by a memoNode, and
+	// lastCheck the largest position of it at which a limit check was
+	// made (-1: none), to be repeated where the stored list is used.
+	track     *tlist
+	lastCheck int
+}
+
+// checked records that the limit was checked on out at every position up
+// to out.len()-1 (a cooperation's joint transitions were appended).
+func (e *evalError) checked(out *tlist, from int) {
+	if out == e.track && out.len() > from {
+		e.lastCheck = max(e.lastCheck, out.len()-1)
+	}
 }
 
 // transitionLimit is the number of transitions one state may have under a
@@ -211,8 +251,11 @@ func (g *grouping) freezeConstant(l *tlist, inSet []bool) {
 
 // list evaluates child into scratch, or returns its constant list.
 func list(child node, state []uint64, scratch *tlist, e *evalError) *tlist {
-	if c, ok := child.(*constNode); ok {
+	switch c := child.(type) {
+	case *constNode:
 		return &c.list
+	case *memoNode:
+		return c.listOf(state, scratch, e)
 	}
 	scratch.reset()
 	child.eval(state, scratch, e)
@@ -222,20 +265,20 @@ func list(child node, state []uint64, scratch *tlist, e *evalError) *tlist {
 func (n *coopNode) eval(state []uint64, out *tlist, e *evalError) {
 	bx := list(n.x, state, &n.bx, e)
 	by := list(n.y, state, &n.by, e)
-	for i, a := range bx.act {
-		if !n.inSet[a] {
-			out.copyFrom(bx, i)
-		}
-	}
-	for i, a := range by.act {
-		if !n.inSet[a] {
-			out.copyFrom(by, i)
-		}
-	}
+	out.appendUnshared(bx, n.inSet)
+	out.appendUnshared(by, n.inSet)
+	n.shared(bx, by, out, e)
+}
+
+// shared appends the joint transitions of the sides' lists bx and by (only
+// their transitions with an action of the set matter), in the order of by.
+func (n *coopNode) shared(bx, by, out *tlist, e *evalError) {
 	gx, gy := &n.gx, &n.gy
 	gx.build(bx, n.inSet)
 	gy.build(by, n.inSet)
 	w := out.w
+	from := out.len()
+	defer e.checked(out, from)
 	for j, a := range by.act {
 		if !n.inSet[a] || !gx.valid(a) || gx.head[a] < 0 {
 			continue // not shared, or x does not enable a: blocked
@@ -404,6 +447,8 @@ func (n *multiCoopNode) eval(state []uint64, out *tlist, e *evalError) {
 	last := len(n.kids) - 1
 	ll := n.lists[last]
 	w := out.w
+	from := out.len()
+	defer e.checked(out, from)
 	for j, a := range ll.act {
 		if !n.inSet[a] {
 			continue

@@ -5,10 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"pepa/ctmc"
-	"pepa/internal/randmodel"
 	"pepa/internal/testmodels"
-	"pepa/lang"
 )
 
 // withBackward runs f with the backward path forced on (every single
@@ -81,17 +78,8 @@ func TestBackwardAgainstForward(t *testing.T) {
 	r := rand.New(rand.NewSource(5))
 	compared := 0
 	for seed := int64(1); seed <= 300; seed++ {
-		m := randmodel.Generate(seed)
-		mod, diags := lang.Load("rand.pepa", []byte(m.Source))
-		if diags.HasErrors() {
-			continue
-		}
-		s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
-		if err != nil {
-			continue
-		}
-		c, err := ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
-		if err != nil {
+		m, s, c := randomChain(t, seed)
+		if c == nil {
 			continue
 		}
 		for a := int32(1); int(a) < len(s.Actions); a++ {

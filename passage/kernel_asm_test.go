@@ -26,17 +26,11 @@ func TestAssemblyKernelExact(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	checked := 0
 	for seed := int64(1); seed <= 400; seed++ {
-		m := randmodel.Generate(seed)
-		mod, diags := lang.Load("rand.pepa", []byte(m.Source))
-		if diags.HasErrors() {
+		m, s, c := randomChain(t, seed)
+		if c == nil {
 			continue
 		}
-		s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
-		if err != nil {
-			continue
-		}
-		c, err := ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
-		if err != nil || c.N < 2 {
+		if c.N < 2 {
 			continue
 		}
 		// Every action but tau ends one passage; every fourth passage is
@@ -166,17 +160,11 @@ func TestLiveStates(t *testing.T) {
 func liveStatesCheck(t *testing.T) {
 	checked := 0
 	for seed := int64(1); seed <= 300; seed++ {
-		m := randmodel.Generate(seed)
-		mod, diags := lang.Load("rand.pepa", []byte(m.Source))
-		if diags.HasErrors() {
+		m, s, c := randomChain(t, seed)
+		if c == nil {
 			continue
 		}
-		s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
-		if err != nil {
-			continue
-		}
-		c, err := ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
-		if err != nil || c.N < 2 {
+		if c.N < 2 {
 			continue
 		}
 		var probs []Problem
@@ -234,4 +222,24 @@ func liveStatesCheck(t *testing.T) {
 	if checked < 150 {
 		t.Fatalf("only %d models checked", checked)
 	}
+}
+
+// randomChain is the chain of the random model of a seed, with the model
+// and its compiled structure; c is nil when the model is invalid or its
+// chain cannot be derived (a deadlock is fine).
+func randomChain(t *testing.T, seed int64) (m randmodel.Model, s *ctmc.Structure, c *ctmc.Chain) {
+	m = randmodel.Generate(seed)
+	mod, diags := lang.Load("rand.pepa", []byte(m.Source))
+	if diags.HasErrors() {
+		return m, nil, nil
+	}
+	s, err := ctmc.Compile(mod, ctmc.DefaultOptions)
+	if err != nil {
+		return m, nil, nil
+	}
+	c, err = ctmc.Derive(t.Context(), s, ctmc.DeriveOptions{})
+	if err != nil {
+		return m, s, nil
+	}
+	return m, s, c
 }

@@ -328,7 +328,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if errors.Is(err, ErrJointTooLarge) {
 		res.PAllByBeta, res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN(), math.NaN()
 		res.Joint = fmt.Sprintf("unavailable: %v", err)
-		res.Warnings = append(res.Warnings, fmt.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise --max-states, or estimate them with --simulate)", res.Dependence, err))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise --max-states, or estimate them with 'pepa simulate --beta')", res.Dependence, err))
 		return nil
 	}
 	if err != nil {

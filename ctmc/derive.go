@@ -80,6 +80,25 @@ type DeriveOptions struct {
 	// Progress, if not nil, is called about every half second with the
 	// number of states found so far.
 	Progress func(states int, elapsed time.Duration)
+	// ChunkStates and PieceStates, when positive, replace the number of
+	// states expanded in parallel before they are numbered (8,192) and
+	// the run of states a worker takes at a time (1,024). The chain is
+	// the same whatever they are; small values send small models through
+	// the pipelined exploration (tests). PieceStates is at most
+	// ChunkStates.
+	ChunkStates, PieceStates int
+}
+
+// chunking returns the chunk and piece sizes to use.
+func (o *DeriveOptions) chunking() (chunk, piece int) {
+	chunk, piece = deriveChunk, pieceStates
+	if o.ChunkStates > 0 {
+		chunk = o.ChunkStates
+	}
+	if o.PieceStates > 0 {
+		piece = o.PieceStates
+	}
+	return chunk, min(piece, chunk)
 }
 
 // ErrTooManyStates is returned (wrapped) when MaxStates is exceeded.
@@ -126,17 +145,18 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	set.insert(c.States, 0, 0)
 
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
+	chunkSize, pieceSize := opt.chunking()
 	rates := newRateInterner()
 	// Two sets of pieces: one chunk is numbered and copied from one while
 	// the next chunk is expanded into the other.
 	var sets [2][]*piece
 	for k := range sets {
-		sets[k] = make([]*piece, deriveChunk/pieceStates)
+		sets[k] = make([]*piece, (chunkSize+pieceSize-1)/pieceSize)
 		for i := range sets[k] {
 			sets[k][i] = &piece{w: w}
 		}
 	}
-	offsets, counts := make([]int, deriveChunk/pieceStates), make([]int, deriveChunk/pieceStates)
+	offsets, counts := make([]int, len(sets[0])), make([]int, len(sets[0]))
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
@@ -149,18 +169,18 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		// components, thousands of transitions each) a full chunk would
 		// buffer gigabytes before the state limit is even checked, so the
 		// chunk is sized from the transitions per state seen so far.
-		chunk := deriveChunk
+		chunk := chunkSize
 		if done > 0 {
 			perState := float64(len(c.Col))/float64(done) + 1
-			chunk = max(1, min(deriveChunk, int(chunkBufferBytes/(perState*float64(8*w+24)))))
+			chunk = max(1, min(chunkSize, int(chunkBufferBytes/(perState*float64(8*w+24)))))
 		}
 		hi := min(known, next+chunk)
 		// The chunk is cut into pieces that the workers take in turn (a
 		// worker the system pauses holds up one piece, not half the
 		// chunk).
-		npieces := (hi - next + pieceStates - 1) / pieceStates
+		npieces := (hi - next + pieceSize - 1) / pieceSize
 		for i := 0; i < npieces; i++ {
-			sets[k][i].lo, sets[k][i].hi = next+i*pieceStates, min(hi, next+(i+1)*pieceStates)
+			sets[k][i].lo, sets[k][i].hi = next+i*pieceSize, min(hi, next+(i+1)*pieceSize)
 		}
 		return hi, npieces
 	}
@@ -297,8 +317,8 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 }
 
 // deriveChunk is the number of states expanded in parallel before they are
-// numbered, in pieces of pieceStates (variables so that tests can make
-// them small). Two chunks are buffered at once (one numbered, the next
+// numbered, in pieces of pieceStates (DeriveOptions can make them
+// small). Two chunks are buffered at once (one numbered, the next
 // expanded), so each is half of what one chunk at a time could take: the
 // buffers then take what they took before (measured: peak RSS of the
 // 5.8M-state mapping model 664 MB, and 688 MB with full-size chunks).

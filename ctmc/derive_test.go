@@ -172,9 +172,6 @@ func TestDeriveSpillsRates(t *testing.T) {
 // as it is written; the chain is still the sequential exploration's, entry
 // for entry, and the state limit fails as it does there.
 func TestDerivePipelined(t *testing.T) {
-	oldChunk, oldPiece := deriveChunk, pieceStates
-	deriveChunk, pieceStates = 64, 16
-	defer func() { deriveChunk, pieceStates = oldChunk, oldPiece }()
 	srcs := map[string]string{
 		"workstations-3-3-2": testmodels.Workstations(3, 3, 2),
 		"mapping-12x4":       testmodels.Mapping(12, 4, 1),
@@ -192,7 +189,7 @@ func TestDerivePipelined(t *testing.T) {
 				s2, _ := Compile(m, DefaultOptions)
 				before := chunksAhead.Load()
 				want, err1 := deriveSequential(context.Background(), s1, DeriveOptions{MaxStates: max})
-				got, err2 := Derive(context.Background(), s2, DeriveOptions{MaxStates: max})
+				got, err2 := Derive(context.Background(), s2, DeriveOptions{MaxStates: max, ChunkStates: 64, PieceStates: 16})
 				if max > 0 {
 					if err1 == nil || err2 == nil || err1.Error() != err2.Error() {
 						t.Errorf("%s, limit %d: errors %v and %v", name, max, err1, err2)

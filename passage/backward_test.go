@@ -121,7 +121,7 @@ func TestBackwardAgainstForward(t *testing.T) {
 			for _, at := range []float64{0, horizon / 7, horizon / 2, horizon} {
 				x, err1 := f.CDF(at)
 				y, err2 := b.CDF(at)
-				if err1 != nil || err2 != nil || math.Abs(x-y) > 1e-12 {
+				if err1 != nil || err2 != nil || math.Abs(x-y) > f.Epsilon+b.Epsilon {
 					t.Fatalf("seed %d, action %d (%s), t = %g: forward %.15g (%v), backward %.15g (%v)\n%s", seed, a, b.Method, at, x, err1, y, err2, m.Source)
 				}
 			}

@@ -26,6 +26,23 @@ func Mean(ctx context.Context, c *ctmc.Chain, pr Problem) (float64, error) {
 // (a variable so that tests can send small blocks down the iterative path).
 var denseBlock = 600
 
+// MeanOptions controls MeanTimesWith.
+type MeanOptions struct {
+	// DenseBlock, when positive, replaces the largest strongly connected
+	// block solved by dense elimination (600): smaller values send small
+	// blocks down the iterative path (tests).
+	DenseBlock int
+}
+
+// MeanStats says how a mean was solved: the strongly connected blocks of
+// the system, by method.
+type MeanStats struct {
+	Single, Dense, Iterative int
+	// Fallback counts the blocks the sweeps could not vouch for, solved
+	// by elimination instead (counted in Dense too).
+	Fallback int
+}
+
 // MeanTimes is the expected passage time, and also the largest mean
 // remaining time over the states the start can reach: from any moment on,
 // the passage's expected remaining time is at most that, which bounds
@@ -50,22 +67,34 @@ var denseBlock = 600
 // bit a transition (whether it ends the passage) and about 70 bytes a
 // state; it never copies the transitions or their rates.
 func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaining float64, err error) {
+	mean, maxRemaining, _, err = MeanTimesWith(ctx, c, pr, MeanOptions{})
+	return mean, maxRemaining, err
+}
+
+// MeanTimesWith is MeanTimes with options, and says how the system was
+// solved.
+func MeanTimesWith(ctx context.Context, c *ctmc.Chain, pr Problem, opt MeanOptions) (mean, maxRemaining float64, stats MeanStats, err error) {
 	if c.Col == nil && c.N > 0 {
-		return 0, 0, fmt.Errorf("%w: the chain's transitions were released", ErrMeanUnavailable)
+		return 0, 0, stats, fmt.Errorf("%w: the chain's transitions were released", ErrMeanUnavailable)
 	}
 	sys := meanSystem(c, pr)
+	sys.denseBlock = denseBlock
+	if opt.DenseBlock > 0 {
+		sys.denseBlock = opt.DenseBlock
+	}
 	m, err := sys.solve(ctx)
+	stats = sys.stats
 	if errors.Is(err, errNeverEnds) {
-		return math.Inf(1), math.Inf(1), nil
+		return math.Inf(1), math.Inf(1), stats, nil
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, stats, err
 	}
 	for _, i := range sys.states {
 		mean += pr.Alpha[i] * m[i]
 		maxRemaining = math.Max(maxRemaining, m[i])
 	}
-	return mean, maxRemaining, nil
+	return mean, maxRemaining, stats, nil
 }
 
 // errNeverEnds: some state the start reaches cannot end the passage.
@@ -84,6 +113,9 @@ type meanSys struct {
 	leave   []float64 // indexed by the chain's states, like every per-state array below
 	end     []float64 // rate of the transitions that end the passage
 	endBits []uint64  // bit e: transition e ends the passage (set on the system's rows)
+	// denseBlock is the largest block solved by dense elimination.
+	denseBlock int
+	stats      MeanStats
 }
 
 // row is the range of the chain's transitions of state k.
@@ -191,6 +223,7 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 		}
 		switch {
 		case len(blk) == 1:
+			s.stats.Single++
 			k := blk[0]
 			sum := 1.0
 			lo, hi := s.row(k)
@@ -200,12 +233,23 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 				}
 			}
 			m[k] = sum / s.leave[k]
-		case len(blk) <= denseBlock:
+		case len(blk) <= s.denseBlock:
+			s.stats.Dense++
 			if err := s.solveDense(blk, inBlock, id, m); err != nil {
 				return nil, err
 			}
 		default:
-			if err := s.solveIterative(ctx, blk, inBlock, id, m); err != nil {
+			err := s.solveIterative(ctx, blk, inBlock, id, m)
+			if errors.Is(err, ErrMeanUnavailable) && len(blk) <= denseFallback {
+				// The sweeps cannot vouch for their values (rounding on
+				// stiff rates); elimination keeps every value accurate.
+				s.stats.Dense++
+				s.stats.Fallback++
+				err = s.solveDense(blk, inBlock, id, m)
+			} else if err == nil {
+				s.stats.Iterative++
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -302,16 +346,20 @@ func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64
 // would take about (rate inside / rate out) sweeps; the correction removes
 // it in one step.
 //
-// Residuals are computed as base + sum_j r_kj (m_j - m_k) - exit_k m_k
-// (exit_k the rate out of the block), never as a difference of the large
-// l_k m_k and sum_j r_kj m_j, so they stay accurate on stiff blocks.
-// Since the block's matrix A is an M-matrix with A^-1 1 at most the
-// largest mean remaining time M, the error of every value is at most
-// max|residual| * M; the sweeps stop when that is below 1e-12 times the
-// smallest value of the block, or when the residuals are down to the
-// rounding level of the values themselves (16 ulps of l_k m_k: the
-// values are then a fixed point of the sweep in floating point), and give
-// ErrMeanUnavailable after 20,000 sweeps or 200 without progress.
+// Stopping: the block's equations are A m = b, A an M-matrix (A^-1 >= 0)
+// and b >= 1 (1 plus the flow to solved states), so m* = A^-1 b. With the
+// residual r = b - A m, |m* - m| = |A^-1 r| <= A^-1 |r|, and if |r_k| <=
+// rho b_k for every k then A^-1 |r| <= rho A^-1 b = rho m*: every value has
+// a relative error of at most rho = max_k |r_k| / b_k. The residuals are
+// computed as b_k + sum_j r_kj (m_j - m_k) - exit_k m_k (exit_k the rate out
+// of the block) and the rounding of that sum (8 unit roundoffs of the sum
+// of its terms' magnitudes) is added to |r_k| before dividing, so rho is a
+// bound on the error, not an estimate. The sweeps stop when rho is below
+// 1e-12 with every value positive and finite; otherwise, after 20,000
+// sweeps or 200 without progress, ErrMeanUnavailable. (Residuals at the
+// rounding level of stiff rates can keep rho far above 1e-12 however close
+// the values are; solve then falls back to dense elimination on blocks
+// small enough for it.)
 //
 // A block of at least orderedBlock states is swept in the chain's order
 // first, so that rows are read as they are stored: in Tarjan's order,
@@ -338,6 +386,11 @@ func (s *meanSys) solveIterative(ctx context.Context, blk []int32, inBlock []int
 // orderedBlock is the smallest block swept in the chain's order first (a
 // variable so that tests can send small blocks this way).
 var orderedBlock = 1 << 16
+
+// denseFallback is the largest block that solve eliminates densely when
+// the sweeps cannot bound its error (at most 2,000^2 * 8 bytes = 32 MB and
+// a few seconds).
+const denseFallback = 2000
 
 // sweeps runs the Gauss-Seidel sweeps of solveIterative on the block's
 // states in the order given.
@@ -373,16 +426,20 @@ func (s *meanSys) sweeps(ctx context.Context, blk []int32, inBlock []int32, id i
 			m[k] = c
 		}
 	}
-	residual := func(p int, k int32) float64 {
-		r := base[p] - exit[p]*m[k]
+	// residual returns r_k and the sum of the magnitudes of its terms.
+	residual := func(p int, k int32) (float64, float64) {
 		mk := m[k]
+		r := base[p] - exit[p]*mk
+		mag := base[p] + exit[p]*math.Abs(mk)
 		lo, hi := s.row(k)
 		for e := lo; e < hi; e++ {
 			if j := s.next(e, k); j >= 0 && inBlock[j] == id {
-				r += s.c.RateAt(e) * (m[j] - mk)
+				d := s.c.RateAt(e) * (m[j] - mk)
+				r += d
+				mag += math.Abs(d)
 			}
 		}
-		return r
+		return r, mag
 	}
 	const tol = 1e-12
 	const maxSweeps = 20_000
@@ -397,24 +454,21 @@ func (s *meanSys) sweeps(ctx context.Context, blk []int32, inBlock []int32, id i
 		// target outwards, so the newest values flow towards the start.
 		for p := len(blk) - 1; p >= 0; p-- {
 			k := blk[p]
-			m[k] += residual(p, k) / s.leave[k]
+			r, _ := residual(p, k)
+			m[k] += r / s.leave[k]
 		}
-		worst, sumRes, noise := 0.0, 0.0, 0.0
-		lo, hi := math.Inf(1), 0.0
+		rho, sumRes := 0.0, 0.0
+		valid := true
 		for p, k := range blk {
-			r := residual(p, k)
+			r, mag := residual(p, k)
 			sumRes += r
-			worst = math.Max(worst, math.Abs(r))
-			lo, hi = math.Min(lo, m[k]), math.Max(hi, m[k])
-			noise = math.Max(noise, s.leave[k]*m[k]+base[p])
+			rho = math.Max(rho, (math.Abs(r)+8*0x1p-53*mag)/base[p])
+			valid = valid && m[k] > 0 && !math.IsInf(m[k], 0)
 		}
-		bound := worst * hi
-		if bound <= tol*lo {
-			return nil
+		if !valid || math.IsNaN(rho) {
+			break // diverged: no value to vouch for
 		}
-		// Residuals at the rounding level of the values themselves: the
-		// values are a fixed point of the sweep in floating point.
-		if worst <= 16*0x1p-52*noise {
+		if rho <= tol {
 			return nil
 		}
 		if c := sumRes / sumExit; sumExit > 0 && !math.IsNaN(c) && !math.IsInf(c, 0) {
@@ -422,8 +476,8 @@ func (s *meanSys) sweeps(ctx context.Context, blk []int32, inBlock []int32, id i
 				m[k] += c
 			}
 		}
-		if bound < best*(1-1e-3) {
-			best, since = bound, 0
+		if rho < best*(1-1e-3) {
+			best, since = rho, 0
 		} else if since++; since > 200 {
 			break
 		}

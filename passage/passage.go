@@ -73,6 +73,11 @@ type Options struct {
 	// still incomplete after them, is returned as it is (Complete false,
 	// every CDF up to the horizon exact), not as an error.
 	ExtraSteps int
+	// Backward asks for the backward iteration (backward.go) wherever it
+	// applies (one passage, a horizon, no Complete, no ExtraSteps), not
+	// only on chains of a million transitions or more. The values are
+	// the forward path's within Epsilon; tests use it on small chains.
+	Backward bool
 }
 
 func (o *Options) stage(name, detail string) {
@@ -120,6 +125,24 @@ type Result struct {
 	// backward: the series was computed by backward iteration (it has
 	// no forward vectors, so no mean).
 	backward bool
+	// lanes is the kernel's lanes per state: 1 for a passage solved
+	// alone, a multiple of 8 for a block of passages sharing the sweep.
+	lanes int
+}
+
+// Path says how the result was computed: "dense" (matrix exponential),
+// "backward" (backward iteration), "forward" (one passage), or
+// "forward-lanes" (passages sharing one sweep, in groups of 8 lanes).
+func (r *Result) Path() string {
+	switch {
+	case r.dense != nil:
+		return "dense"
+	case r.backward:
+		return "backward"
+	case r.lanes > 1:
+		return "forward-lanes"
+	}
+	return "forward"
 }
 
 // Iterations is the number of uniformization steps taken.
@@ -328,15 +351,59 @@ func Solve(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options) ([]
 		q = opt.Q
 	}
 	opt.stage("uniformization rate", "")
+	// Epsilon bounds the error of every CDF value, rounding included: the
+	// series is truncated at 0.9 epsilon (never below minTruncation), and
+	// a result whose rounding (RoundingFloor of its steps) does not fit in
+	// the other tenth reports the larger bound it can keep instead.
+	requested := opt.Epsilon
+	opt.Epsilon = math.Max(0.9*requested, minTruncation)
+	rs, err := solveAll(ctx, c, probs, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		steps := r.Iterations()
+		if r.dense != nil {
+			steps = 0 // see denseDist
+		}
+		r.Epsilon = math.Max(requested, opt.Epsilon+RoundingFloor(steps))
+	}
+	return rs, nil
+}
+
+// minTruncation is the smallest truncation error Solve aims for: float64
+// sums of probabilities cannot be trusted below it anyway.
+const minTruncation = 1e-16
+
+// RoundingFloor bounds the rounding error of a CDF value computed from a
+// series of the given number of steps: 1e-16 plus four unit roundoffs
+// (2^-53) a step. A step moves every unabsorbed probability by additions
+// and products of nonnegative numbers, each with a relative rounding error
+// of about one unit roundoff, and the errors of the steps add up; the
+// differential test (internal/reference) checks passages asked for an
+// epsilon of 1e-18 against the bound this gives.
+func RoundingFloor(steps int) float64 {
+	return 1e-16 + 4*0x1p-53*float64(steps)
+}
+
+// solveAll is Solve once the uniformization rate and epsilon are set.
+func solveAll(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, opt Options) ([]*Result, error) {
 	// A small chain whose series would be very long (rates orders of
 	// magnitude apart) is solved densely instead.
 	small := c.N <= DenseMaxStates && opt.MaxIterations <= 0
 	if small {
 		opt.MaxIterations = DenseSwitchSteps
+		// A horizon that alone needs more steps goes there at once,
+		// rather than after DenseSwitchSteps steps of a series.
+		if opt.Horizon > 0 && !math.IsInf(opt.Horizon, 1) {
+			if right, err := PoissonRight(q*opt.Horizon, opt.Epsilon/2); err == nil && right > DenseSwitchSteps {
+				return solveDense(c, probs, q, opt)
+			}
+		}
 	}
 	// One passage up to a horizon on a big chain: backward iteration over
 	// the chain's own rows, with no generator to build (backward.go).
-	if len(probs) == 1 && !opt.Complete && opt.ExtraSteps == 0 && len(c.Col) >= backwardMinTransitions {
+	if len(probs) == 1 && !opt.Complete && opt.ExtraSteps == 0 && (opt.Backward || len(c.Col) >= backwardMinTransitions) {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err
@@ -476,7 +543,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	results := make([]*Result, P)
 	seen := make([]bool, n)
 	for p, pr := range probs {
-		r := &Result{Q: q, Epsilon: opt.Epsilon, Method: "uniformization"}
+		r := &Result{Q: q, Epsilon: opt.Epsilon, Method: "uniformization", lanes: L}
 		a0 := 0.0
 		for i, x := range pr.Alpha {
 			if pr.TargetStates != nil && pr.TargetStates[i] {

@@ -10,8 +10,32 @@ import (
 )
 
 // MaxProduct bounds the product of the components' local derivative counts
-// (an upper bound on the state count).
+// (an upper bound on the state count) in the small profile.
 const MaxProduct = 250
+
+// Profile sets the size of the models Generate writes.
+type Profile struct {
+	Name string
+	// MinProduct and MaxProduct bound the product of the components'
+	// local derivative counts in general models.
+	MinProduct, MaxProduct int
+	// Components is the most sequential components of a general model
+	// (before arrays), States the most named local states of each.
+	Components, States int
+	// Machines and AppsPerMachine bound mapping models, MaxMapping the
+	// product of their machines' local state counts (0: no bound).
+	Machines, AppsPerMachine, MaxMapping int
+}
+
+// Small is the profile of Generate: chains of a few to a few hundred
+// states, for which dense methods are cheap.
+var Small = Profile{Name: "small", MinProduct: 1, MaxProduct: MaxProduct, Components: 3, States: 4, Machines: 3, AppsPerMachine: 0}
+
+// Medium writes chains of about 1,000 to 5,000 states, past the sizes at
+// which the real solvers switch to their iterative paths (the Krylov
+// steady-state solver above 2,000 states, the iterative mean solver on
+// blocks above 600) but where the reference's dense methods still run.
+var Medium = Profile{Name: "medium", MinProduct: 4000, MaxProduct: 40000, Components: 4, States: 9, Machines: 4, AppsPerMachine: 5, MaxMapping: 6000}
 
 // Model is a generated model.
 type Model struct {
@@ -26,17 +50,20 @@ type Model struct {
 	FirstActions [][]string
 }
 
-// Generate writes the model of a seed.
-func Generate(seed int64) Model {
+// Generate writes the model of a seed in the small profile.
+func Generate(seed int64) Model { return GenerateWith(seed, Small) }
+
+// GenerateWith writes the model of a seed in a profile.
+func GenerateWith(seed int64, p Profile) Model {
 	r := rand.New(rand.NewSource(seed))
-	g := &gen{r: r, feats: map[string]bool{}}
+	g := &gen{r: r, feats: map[string]bool{}, p: p}
 	g.stiff = r.Intn(4) == 0
 	if g.stiff {
 		g.feat("stiff")
 	}
 	var m Model
 	switch x := r.Intn(60); {
-	case x < 2:
+	case x < 2 && p.MinProduct <= 1:
 		m = g.mixedArray()
 	case x < 22:
 		m = g.mapping()
@@ -52,6 +79,7 @@ func Generate(seed int64) Model {
 }
 
 type gen struct {
+	p     Profile
 	r     *rand.Rand
 	stiff bool
 	feats map[string]bool
@@ -153,12 +181,19 @@ func (c *comp) state(i int) string {
 func (g *gen) general() Model {
 	r := g.r
 	sharedPool := []string{"s1", "s2", "s3"}[:1+r.Intn(3)]
-	n := 1 + r.Intn(3)
+	n := 1 + r.Intn(g.p.Components)
+	if g.p.MinProduct > 1 && n == 1 {
+		n = 2 // one component of thousands of states is not what this profile is for
+	}
 	comps := make([]*comp, n)
 	for j := range comps {
 		// Fewer local states when there are more components, so that
 		// most composed models fit the budget.
-		c := &comp{name: string(rune('P' + j)), k: 1 + r.Intn(5-n), passive: map[string]int{}, copies: 1}
+		k := 1 + r.Intn(g.p.States+1-n)
+		if g.p.MinProduct > 1 {
+			k = 2 + r.Intn(g.p.States-1)
+		}
+		c := &comp{name: string(rune('P' + j)), k: k, passive: map[string]int{}, copies: 1}
 		if j >= 3 {
 			c.name = fmt.Sprintf("C%d", j)
 		}
@@ -177,7 +212,13 @@ func (g *gen) general() Model {
 	sets := make([][]string, n)
 	wildcard := make([]bool, n)
 	for j := 1; j < n; j++ {
-		switch r.Intn(6) {
+		x := r.Intn(6)
+		if g.p.MinProduct > 1 && x > 1 && r.Intn(2) == 0 {
+			// Big models: synchronisation on every shared action
+			// leaves few of the product's states reachable.
+			x = 1
+		}
+		switch x {
 		case 0:
 			wildcard[j] = true
 			g.feat("wildcard")
@@ -282,12 +323,12 @@ func (g *gen) general() Model {
 	for _, c := range comps {
 		for i := 0; i < c.copies; i++ {
 			prod *= c.derivs
-			if prod > MaxProduct {
+			if prod > g.p.MaxProduct {
 				break
 			}
 		}
 	}
-	if prod > MaxProduct {
+	if prod > g.p.MaxProduct || prod < g.p.MinProduct {
 		// Too big: drop arrays and extra components, keep the seed's
 		// determinism by retrying on the same generator.
 		g.defs, g.nrate = nil, 0
@@ -345,7 +386,7 @@ func (g *gen) general() Model {
 		sys = fmt.Sprintf("(%s) / {%s}", sys, s)
 		g.feat("hiding-shared")
 	}
-	if prod*prod <= MaxProduct && r.Intn(6) == 0 {
+	if prod*prod <= g.p.MaxProduct && r.Intn(6) == 0 {
 		// Two copies of the whole system, as a static component.
 		fmt.Fprintf(&b, "Sys = %s;\n", sys)
 		switch r.Intn(3) {
@@ -479,6 +520,26 @@ func (g *gen) component(c *comp, composed bool) {
 				bodies[i] = append(bodies[i], branch(i, target, true))
 			}
 		}
+		// Weighted passives that matter: two passive prefixes of one
+		// action to different states, with different weights, split the
+		// active partner's rate between them in proportion to the weights.
+		if shape == "cycle" && c.k >= 2 && r.Intn(2) == 0 {
+			var pas []string
+			for _, a := range c.shared {
+				if m := c.passive[a]; m == modePassive || m == modeMixed && passiveAt[i] {
+					pas = append(pas, a)
+				}
+			}
+			if len(pas) > 0 {
+				a := pas[r.Intn(len(pas))]
+				w1 := 1 + r.Intn(3)
+				w2 := w1 + 1 + r.Intn(2)
+				t1 := r.Intn(c.k)
+				t2 := (t1 + 1 + r.Intn(c.k-1)) % c.k
+				bodies[i] = append(bodies[i], fmt.Sprintf("(%s, %d * infty).%s", a, w1, c.state(t1)), fmt.Sprintf("(%s, %d * infty).%s", a, w2, c.state(t2)))
+				g.feat("weighted-split")
+			}
+		}
 		// Remember a tail for later branches: (act, rate).State_i.
 		a := acts[r.Intn(len(acts))]
 		if c.passive[a] == modeActive {
@@ -534,14 +595,29 @@ func (g *gen) mixedArray() Model {
 
 func (g *gen) mapping() Model {
 	r := g.r
-	apps := 1 + r.Intn(4)
-	machines := 1 + r.Intn(minInt(apps, 3))
-	owner := make([]int, apps)
-	for i := range owner {
-		owner[i] = r.Intn(machines)
-	}
-	for m := 0; m < machines; m++ { // every machine gets an application
-		owner[m] = m
+	var apps, machines int
+	var owner []int
+	if g.p.AppsPerMachine == 0 {
+		apps = 1 + r.Intn(4)
+		machines = 1 + r.Intn(minInt(apps, 3))
+		owner = make([]int, apps)
+		for i := range owner {
+			owner[i] = r.Intn(machines)
+		}
+		for m := 0; m < machines; m++ { // every machine gets an application
+			owner[m] = m
+		}
+	} else {
+		// Every machine computes 3 to AppsPerMachine applications, in an
+		// order of their numbers shuffled below.
+		machines = 3 + r.Intn(g.p.Machines-2)
+		for m := 0; m < machines; m++ {
+			for k := 3 + r.Intn(g.p.AppsPerMachine-2); k > 0; k-- {
+				owner = append(owner, m)
+			}
+		}
+		r.Shuffle(len(owner), func(x, y int) { owner[x], owner[y] = owner[y], owner[x] })
+		apps = len(owner)
 	}
 	var b strings.Builder
 	var appTerms, acts []string
@@ -560,6 +636,7 @@ func (g *gen) mapping() Model {
 	m := Model{Family: "mapping"}
 	var machTerms []string
 	var lines []string
+	prod := 1 // product of the machines' local state counts (at most)
 	for j := 0; j < machines; j++ {
 		var mine []string
 		for i, o := range owner {
@@ -581,10 +658,15 @@ func (g *gen) mapping() Model {
 		if r.Intn(4) == 0 {
 			branches = append(branches, path()) // a second perturbation
 		}
+		prod *= 1 + len(branches)*(len(mine)-1)
 		lines = append(lines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
 		machTerms = append(machTerms, name)
 		m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
 		m.FirstActions = append(m.FirstActions, []string{mine[0]})
+	}
+	if g.p.AppsPerMachine > 0 && (prod < 1000 || prod > g.p.MaxMapping) {
+		g.defs, g.nrate = nil, 0
+		return g.mapping()
 	}
 	for _, d := range g.defs {
 		b.WriteString(d + "\n")

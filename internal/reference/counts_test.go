@@ -2,6 +2,7 @@ package reference_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"pepa/ctmc"
@@ -12,25 +13,33 @@ import (
 
 // TestStateCounts compares the unaggregated real chain's state and
 // transition counts with the reference's (transitions counted once per
-// source, target and action, as ctmc stores them).
-//
-// Passes with branch derive (local derivatives as terms, issue 13).
+// source, target and action, as ctmc stores them). It fails when fewer than
+// minCompared of the models the reference accepts as valid are compared.
 func TestStateCounts(t *testing.T) {
 	n := *flagN
 	if testing.Short() {
 		n = 40
 	}
 	ctx := context.Background()
-	compared, bad := 0, 0
+	models, invalid, tooBig, compared, bad := 0, 0, 0, 0, 0
 	for i := 0; i < n; i++ {
 		gm := randmodel.Generate(*flagSeed + int64(i))
+		models++
 		lm, diags := lang.Load("rand.pepa", []byte(gm.Source))
 		if diags.HasErrors() {
 			t.Fatalf("seed %d: %v", gm.Seed, diags.Err())
 		}
-		rc, err := reference.Derive(ctx, lm, reference.Options{MaxStates: maxRefSize})
-		if err != nil {
-			continue // dropped: counted by TestDifferential
+		rc, err := reference.Derive(ctx, lm, reference.Options{MaxStates: smallProfile.refStates})
+		switch {
+		case errors.Is(err, reference.ErrInvalid):
+			invalid++
+			continue // TestDifferential checks that the real derivation refuses it too
+		case errors.Is(err, reference.ErrTooManyStates):
+			tooBig++
+			continue
+		case err != nil:
+			t.Errorf("seed %d: reference: %v", gm.Seed, err)
+			continue
 		}
 		s, err := ctmc.Compile(lm, ctmc.Options{Aggregate: false})
 		if err != nil {
@@ -51,5 +60,8 @@ func TestStateCounts(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d models compared, %d with other counts", compared, bad)
+	t.Logf("%d models: %d compared (%d with other counts), %d invalid, %d past the reference's limit", models, compared, bad, invalid, tooBig)
+	if valid := models - invalid; float64(compared) < minCompared*float64(valid) {
+		t.Errorf("only %d of %d valid models compared", compared, valid)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,25 +21,54 @@ import (
 )
 
 var (
-	flagN    = flag.Int("reference.n", 300, "number of random models the differential test runs")
-	flagSeed = flag.Int64("reference.seed", 1, "first seed of the differential test's random models")
+	flagN          = flag.Int("reference.n", 300, "number of small random models TestDifferential runs")
+	flagSeed       = flag.Int64("reference.seed", 1, "first seed of the differential test's random models")
+	flagMediumN    = flag.Int("reference.medium", 3, "number of medium random models (about 1,000 to 5,000 states) TestDifferentialMedium runs")
+	flagMediumSeed = flag.Int64("reference.medium.seed", 1, "first seed of TestDifferentialMedium's models")
 )
 
-// Tolerances of the comparison (the task's contract with the solvers).
-const (
-	relTol     = 1e-8  // throughputs and means, relative
-	absFloor   = 1e-12 // throughputs, absolute floor
-	cdfTol     = 1e-9  // CDF values, absolute
-	maxRefSize = 400   // reference states beyond which a model is dropped
-	// maxSteps bounds q*t for the real uniformization, so a stiff chain
+// minCompared is the share of the valid generated models (those the
+// reference does not refuse as invalid) that must be compared: a run whose
+// models mostly fall outside the reference's reach guards nothing.
+const minCompared = 0.9
+
+// profile is a size of random model and what the test does with it.
+type profile struct {
+	name      string
+	gen       randmodel.Profile
+	refStates int // the reference's state limit
+	// maxCT bounds q*t of the CDF time points, so that a stiff chain
 	// does not take minutes: CDFs are compared up to that horizon.
-	maxSteps = 2e4
+	maxCT float64
+	// forcePaths runs every path-forcing configuration on each model
+	// (the Krylov steady-state solver, small derivation chunks, iterative
+	// mean blocks); small models reach only some of them otherwise.
+	forcePaths bool
+}
+
+var (
+	smallProfile  = profile{name: "small", gen: randmodel.Small, refStates: 400, maxCT: 2e4}
+	mediumProfile = profile{name: "medium", gen: randmodel.Medium, refStates: 6000, maxCT: 2000, forcePaths: true}
+)
+
+// Tolerances: each comparison allows what the real solver claims (its
+// Epsilon, its throughput error estimates, its mean bounds) plus the
+// reference's own error. See the comparisons for each.
+const (
+	// unitRoundoff is float64's, 2^-53.
+	unitRoundoff = 0x1p-53
+	// steadyTolerance is what the test asks of the steady-state solver
+	// (SteadyOptions.Tolerance, its default).
+	steadyTolerance = 1e-12
+	// meanTolerance is the accuracy the mean solver states: every value
+	// within 1e-12 relative (passage.MeanTimes).
+	meanTolerance = 1e-12
 )
 
 // disagreement is one difference between a real solver and the reference.
 type disagreement struct {
 	Kind   string // "steady-refusal", "throughput", "passage-cdf", "passage-mean", "passage-error", ...
-	Where  string // which configuration: "agg", "flat", "part", ...
+	Where  string // which configuration: "flat", "flat-aggregated", "...-part", "...-lanes", ...
 	Detail string // both values
 	Facts  modelFacts
 }
@@ -58,18 +88,81 @@ type modelFacts struct {
 	TermMismatch bool
 }
 
+// tally counts what a run compared.
 type tally struct {
-	models, dropped, invalid, tooBig int
-	refused, solved                  int
-	deadlocked, reducible            int
-	passages, cdfPoints              int
-	byWhere                          map[string]int // passages compared per configuration
-	meanTimeout                      time.Duration  // bound on each real mean computation (0: none)
-	unknown                          map[string]int
+	profile                string
+	models, invalid        int
+	tooBig, compared       int
+	refused, solved        int
+	deadlocked, reducible  int
+	passages, cdfPoints    int
+	means                  int
+	states                 []int          // reference states of every compared model
+	paths                  map[string]int // solver paths exercised (passage.Result.Path, steady methods, ...)
+	features               map[string]int // generator features of the compared models
+	meanTimeout            time.Duration  // bound on each real mean computation (0: none)
+	unknown                map[string]int
+	worstCDF, worstThrough float64 // largest error as a share of the allowed tolerance
+	worstMean              float64
 }
 
-func newTally() *tally {
-	return &tally{unknown: map[string]int{}, byWhere: map[string]int{}}
+func newTally(p profile) *tally {
+	return &tally{profile: p.name, unknown: map[string]int{}, paths: map[string]int{}, features: map[string]int{}}
+}
+
+func (tl *tally) path(name string) { tl.paths[name]++ }
+
+// summary says what was compared, for the test log and the issue notes.
+func (tl *tally) summary() string {
+	sort.Ints(tl.states)
+	stat := "none"
+	if n := len(tl.states); n > 0 {
+		sum := 0
+		for _, s := range tl.states {
+			sum += s
+		}
+		stat = fmt.Sprintf("min %d, median %d, max %d, total %d", tl.states[0], tl.states[n/2], tl.states[n-1], sum)
+	}
+	var paths []string
+	for k, v := range tl.paths {
+		paths = append(paths, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(paths)
+	var feats []string
+	for k, v := range tl.features {
+		feats = append(feats, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(feats)
+	return fmt.Sprintf("%s profile: %d models, %d compared (%d invalid, refused by both; %d past the reference's limit); states of the compared chains: %s\n"+
+		"steady state solved for %d, refused for %d (%d with a deadlock, %d with several closed classes); %d passages, %d CDF points, %d means\n"+
+		"largest error as a share of its tolerance: CDF %.3g, throughput %.3g, mean %.3g\n"+
+		"solver paths: %s\nfeatures: %s",
+		tl.profile, tl.models, tl.compared, tl.invalid, tl.tooBig, stat,
+		tl.solved, tl.refused, tl.deadlocked, tl.reducible, tl.passages, tl.cdfPoints, tl.means,
+		tl.worstCDF, tl.worstThrough, tl.worstMean,
+		strings.Join(paths, ", "), strings.Join(feats, ", "))
+}
+
+// check fails the test when too few models were compared, or when a path
+// that must run did not.
+func (tl *tally) check(t *testing.T, mustRun []string) {
+	t.Helper()
+	t.Log(tl.summary())
+	valid := tl.models - tl.invalid
+	if float64(tl.compared) < minCompared*float64(valid) {
+		t.Errorf("only %d of %d valid models were compared (%d past the reference's limit): want at least %.0f%%", tl.compared, valid, tl.tooBig, 100*minCompared)
+	}
+	for _, p := range mustRun {
+		if tl.paths[p] == 0 {
+			t.Errorf("no comparison took solver path %q", p)
+		}
+	}
+	if u := tl.paths["mean:unavailable"]; u > tl.means/10 {
+		t.Errorf("%d of %d means unavailable: the mean solvers refuse too often to be compared", u, tl.means)
+	}
+	if len(tl.unknown) > 0 {
+		t.Logf("disagreements by class: %v", tl.unknown)
+	}
 }
 
 func TestDifferential(t *testing.T) {
@@ -78,18 +171,66 @@ func TestDifferential(t *testing.T) {
 		n = 40
 	}
 	start := time.Now()
-	tl := newTally()
+	tl := newTally(smallProfile)
 	for i := 0; i < n; i++ {
-		seed := *flagSeed + int64(i)
-		m := randmodel.Generate(seed)
-		runModel(t, m, tl)
+		runModel(t, randmodel.GenerateWith(*flagSeed+int64(i), smallProfile.gen), smallProfile, tl)
 	}
-	t.Logf("%d models (seeds %d to %d) in %v: %d dropped by the reference (%d invalid, %d too big); steady state solved for %d, refused for %d (%d with a deadlock, %d with several closed classes); %d passages solved (%v), %d CDF points",
-		tl.models, *flagSeed, *flagSeed+int64(n)-1, time.Since(start).Round(time.Millisecond), tl.dropped, tl.invalid, tl.tooBig,
-		tl.solved, tl.refused, tl.deadlocked, tl.reducible, tl.passages, tl.byWhere, tl.cdfPoints)
-	if len(tl.unknown) > 0 {
-		t.Logf("unexplained disagreements by class: %v", tl.unknown)
+	t.Logf("seeds %d to %d in %v", *flagSeed, *flagSeed+int64(n)-1, time.Since(start).Round(time.Millisecond))
+	var must []string
+	if n >= 100 {
+		// Enough models for every path the small profile reaches: the
+		// dense exponential takes stiff chains of at most 64 states.
+		must = []string{"passage:forward", "passage:forward-lanes", "passage:backward", "passage:dense",
+			"steady:" + ctmc.MethodDirect, "mean:single", "mean:dense", "part"}
 	}
+	tl.check(t, must)
+}
+
+// TestDifferentialMedium compares models of 1,000 to 5,000 states: seeds
+// whose chain (derived by ctmc, as a size gauge only) falls outside that
+// range are passed over, and the run takes the next seed until n models
+// have been compared (or 40 n seeds were tried).
+func TestDifferentialMedium(t *testing.T) {
+	n := *flagMediumN
+	if testing.Short() {
+		n = 1
+	}
+	start := time.Now()
+	tl := newTally(mediumProfile)
+	outside := 0
+	seed := *flagMediumSeed
+	for ; tl.compared < n && seed < *flagMediumSeed+int64(40*n); seed++ {
+		gm := randmodel.GenerateWith(seed, mediumProfile.gen)
+		if size := chainSize(gm); size >= 0 && (size < 1000 || size > 5000) {
+			outside++
+			continue
+		}
+		runModel(t, gm, mediumProfile, tl)
+	}
+	t.Logf("seeds %d to %d in %v (%d passed over: chains outside 1,000 to 5,000 states)", *flagMediumSeed, seed-1, time.Since(start).Round(time.Millisecond), outside)
+	if tl.compared < n {
+		t.Errorf("only %d medium models compared", tl.compared)
+	}
+	tl.check(t, []string{"steady:" + ctmc.MethodIterative, "derive:small-chunks", "passage:forward-lanes",
+		"passage:backward", "mean:iterative"})
+}
+
+// chainSize is the number of states of a generated model's chain, or -1 if
+// it does not derive.
+func chainSize(gm randmodel.Model) int {
+	lm, diags := lang.Load("rand.pepa", []byte(gm.Source))
+	if diags.HasErrors() {
+		return -1
+	}
+	s, err := ctmc.Compile(lm, ctmc.Options{Aggregate: false})
+	if err != nil {
+		return -1
+	}
+	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{MaxStates: 100000})
+	if err != nil {
+		return -1
+	}
+	return c.N
 }
 
 func FuzzDifferential(f *testing.F) {
@@ -98,16 +239,16 @@ func FuzzDifferential(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, seed int64) {
 		// The fuzzing engine counts an input that takes 10s as hung; the
-		// real mean solver spends seconds on its sweep cap on stiff
-		// chains (a known bug), so bound each call.
-		tl := newTally()
+		// real mean solver can spend seconds on its sweep cap on stiff
+		// chains, so bound each call.
+		tl := newTally(smallProfile)
 		tl.meanTimeout = 300 * time.Millisecond
-		runModel(t, randmodel.Generate(seed), tl)
+		runModel(t, randmodel.Generate(seed), smallProfile, tl)
 	})
 }
 
 // runModel compares every real solver with the reference on one model.
-func runModel(t *testing.T, gm randmodel.Model, tl *tally) {
+func runModel(t *testing.T, gm randmodel.Model, prof profile, tl *tally) {
 	t.Helper()
 	tl.models++
 	lm, diags := lang.Load("rand.pepa", []byte(gm.Source))
@@ -115,12 +256,11 @@ func runModel(t *testing.T, gm randmodel.Model, tl *tally) {
 		t.Errorf("seed %d: generated model does not check: %v\n%s", gm.Seed, diags.Err(), gm.Source)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rc, err := reference.Derive(ctx, lm, reference.Options{MaxStates: maxRefSize})
+	rc, err := reference.Derive(ctx, lm, reference.Options{MaxStates: prof.refStates})
 	switch {
 	case errors.Is(err, reference.ErrInvalid):
-		tl.dropped++
 		tl.invalid++
 		// The real derivation must refuse it too.
 		for _, agg := range []bool{false, true} {
@@ -134,14 +274,18 @@ func runModel(t *testing.T, gm randmodel.Model, tl *tally) {
 		}
 		return
 	case errors.Is(err, reference.ErrTooManyStates):
-		tl.dropped++
 		tl.tooBig++
 		return
 	case err != nil:
 		t.Errorf("seed %d: reference: %v\n%s", gm.Seed, err, gm.Source)
 		return
 	}
-	h := &harness{t: t, gm: gm, lm: lm, rc: rc, tl: tl, ctx: ctx, rng: rand.New(rand.NewSource(gm.Seed))}
+	tl.compared++
+	tl.states = append(tl.states, rc.N())
+	for _, f := range gm.Features {
+		tl.features[f]++
+	}
+	h := &harness{t: t, gm: gm, lm: lm, rc: rc, tl: tl, prof: prof, ctx: ctx, rng: rand.New(rand.NewSource(gm.Seed))}
 	h.facts()
 	h.pi, h.piErr = rc.Steady()
 	if h.piErr != nil {
@@ -166,6 +310,7 @@ type harness struct {
 	lm    *lang.Model
 	rc    *reference.Chain
 	tl    *tally
+	prof  profile
 	ctx   context.Context
 	rng   *rand.Rand
 	base  modelFacts
@@ -183,9 +328,11 @@ type refProblem struct {
 	state    string
 	ts       []float64
 	cdf      []float64
+	cdfErr   []float64 // the reference's own error bound at each time
 	mean     float64
 	selfLoop bool
-	refusal  error // plugin: no source of positive weight, or no target
+	refusal  error   // plugin: no source of positive weight, or no target
+	epsilon  float64 // what the real solver is asked for
 }
 
 func (h *harness) facts() {
@@ -220,7 +367,11 @@ func (h *harness) report(d disagreement) {
 		h.t.Errorf("seed %d: %s on %s: %s", h.gm.Seed, d.Kind, d.Where, d.Detail)
 		return
 	}
-	h.t.Errorf("seed %d (%s, %v): %s on %s: %s\nfacts: %+v\nmodel:\n%s", h.gm.Seed, h.gm.Family, h.gm.Features, d.Kind, d.Where, d.Detail, d.Facts, h.gm.Source)
+	src := h.gm.Source
+	if len(src) > 4000 {
+		src = src[:4000] + "\n... (regenerate with randmodel.GenerateWith(seed, " + h.prof.gen.Name + "))"
+	}
+	h.t.Errorf("seed %d (%s %s, %v): %s on %s: %s\nfacts: %+v\nmodel:\n%s", h.gm.Seed, h.prof.name, h.gm.Family, h.gm.Features, d.Kind, d.Where, d.Detail, d.Facts, src)
 }
 
 // actionsOf lists the actions labelling transitions of the reference chain,
@@ -328,7 +479,13 @@ func (h *harness) refPassage(p *refProblem) (reference.Passage, error) {
 	}
 }
 
+// epsilons are what the passages ask of the real solver, in turn: the
+// default, a tight one, and one below what float64 can deliver (the solver
+// must then say what it can keep, passage.RoundingFloor).
+var epsilons = []float64{1e-10, 1e-13, 1e-18}
+
 func (h *harness) addProblem(p refProblem) {
+	p.epsilon = epsilons[len(h.probs)%len(epsilons)]
 	rp, err := h.refPassage(&p)
 	if errors.Is(err, reference.ErrNoSource) || errors.Is(err, reference.ErrNoTarget) {
 		p.refusal = err
@@ -348,7 +505,28 @@ func (h *harness) addProblem(p refProblem) {
 		return
 	}
 	// Time points around the mean, capped so that the real solver's
-	// uniformization stays within maxSteps.
+	// uniformization stays within maxCT steps.
+	qmax := h.maxRefRate()
+	scale := p.mean
+	if math.IsInf(scale, 1) || scale == 0 {
+		scale = 1
+	}
+	limit := h.prof.maxCT / (2 * math.Max(qmax, 1e-300))
+	for _, f := range []float64{0.1, 0.5, 1, 2, 5} {
+		p.ts = append(p.ts, math.Min(f*scale, limit*f/5))
+	}
+	// On a stiff chain small enough for the dense exponential, one time
+	// far out (q t = 3e6) sends the real solver down that path.
+	if h.base.Stiff && h.rc.N() <= passage.DenseMaxStates && len(h.probs)%2 == 0 {
+		p.ts = append(p.ts, 3e6/qmax)
+	}
+	p.cdf, p.cdfErr = h.rc.CDFs(rp, p.ts)
+	h.probs = append(h.probs, p)
+}
+
+// maxRefRate is the largest exit rate of the reference chain, or of a
+// self-loop if that is larger.
+func (h *harness) maxRefRate() float64 {
 	qmax := 0.0
 	for i := 0; i < h.rc.N(); i++ {
 		qmax = math.Max(qmax, h.rc.ExitRate(i))
@@ -358,17 +536,7 @@ func (h *harness) addProblem(p refProblem) {
 			}
 		}
 	}
-	scale := p.mean
-	if math.IsInf(scale, 1) || scale == 0 {
-		scale = 1
-	}
-	limit := maxSteps / (2 * math.Max(qmax, 1e-300))
-	for _, f := range []float64{0.1, 0.5, 1, 2, 5} {
-		x := math.Min(f*scale, limit*f/5)
-		p.ts = append(p.ts, x)
-		p.cdf = append(p.cdf, h.rc.CDF(rp, x))
-	}
-	h.probs = append(h.probs, p)
+	return qmax
 }
 
 // compareCompiled runs the real solvers on the model compiled with or
@@ -388,6 +556,9 @@ func (h *harness) compareCompiled(agg bool) {
 		h.report(disagreement{Kind: "derive-error", Where: where, Detail: err.Error()})
 		return
 	}
+	if h.prof.forcePaths {
+		h.compareChunked(s, c, where)
+	}
 	if (len(c.Deadlocks) > 0) != (len(h.rc.Deadlocks) > 0) {
 		h.report(disagreement{Kind: "deadlock", Where: where,
 			Detail: fmt.Sprintf("real deadlocks %v, reference %v", c.Deadlocks, h.rc.Deadlocks)})
@@ -395,10 +566,14 @@ func (h *harness) compareCompiled(agg bool) {
 	if !agg {
 		h.base.TermMismatch = c.N != h.rc.N() || c.NumTransitions() != h.rc.DistinctTransitions() || h.rc.TermIdentified > 0
 	}
-	h.compareSteady(c, where)
+	h.compareSteady(c, where, ctmc.MethodAuto)
+	if h.prof.forcePaths {
+		h.compareSteady(c, where, ctmc.MethodIterative)
+	}
 	for i := range h.probs {
 		h.comparePassage(c, &h.probs[i], where, nil, 0)
 	}
+	h.compareLanes(c, where)
 	parts, err := ctmc.Decompose(s)
 	if err != nil {
 		return
@@ -416,7 +591,29 @@ func (h *harness) compareCompiled(agg bool) {
 		if k < 0 {
 			continue
 		}
+		h.tl.path("part")
 		h.comparePassage(chains[k], p, where+"-part", chains, k)
+	}
+}
+
+// compareChunked derives the chain again in chunks of 7 states taken 3 at
+// a time, so that a model of a few thousand states goes through many
+// pipelined chunks, and requires the same chain entry for entry.
+func (h *harness) compareChunked(s *ctmc.Structure, want *ctmc.Chain, where string) {
+	got, err := ctmc.Derive(h.ctx, s, ctmc.DeriveOptions{MaxStates: 100000, ChunkStates: 7, PieceStates: 3})
+	if err != nil {
+		h.report(disagreement{Kind: "derive-error", Where: where + "-chunks", Detail: err.Error()})
+		return
+	}
+	h.tl.path("derive:small-chunks")
+	same := got.N == want.N && slices.Equal(got.States, want.States) && slices.Equal(got.RowPtr, want.RowPtr) &&
+		slices.Equal(got.Col, want.Col) && slices.Equal(got.Act, want.Act)
+	for e := 0; same && e < len(got.Col); e++ {
+		same = got.RateAt(int64(e)) == want.RateAt(int64(e))
+	}
+	if !same {
+		h.report(disagreement{Kind: "derive-chunks", Where: where,
+			Detail: fmt.Sprintf("small chunks give %d states and %d transitions, the default %d and %d (or other entries)", got.N, len(got.Col), want.N, len(want.Col))})
 	}
 }
 
@@ -444,8 +641,16 @@ func owningPart(s *ctmc.Structure, chains []*ctmc.Chain, actions []string) int {
 	return owner
 }
 
-func (h *harness) compareSteady(c *ctmc.Chain, where string) {
-	res, err := ctmc.Steady(h.ctx, c, ctmc.SteadyOptions{})
+// compareSteady compares throughputs. The solver is asked for
+// steadyTolerance: its estimates must say it met it, and every throughput
+// must be within ten times its estimate plus 1e-13 (what steady_accuracy_test
+// measured of the estimates against 256-bit solves) plus the reference's
+// own error, 4 unit roundoffs a state (GTH adds only nonnegative numbers).
+func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
+	res, err := ctmc.Steady(h.ctx, c, ctmc.SteadyOptions{Method: method, Tolerance: steadyTolerance})
+	if method != ctmc.MethodAuto {
+		where += "-" + method
+	}
 	if h.piErr != nil {
 		if err == nil {
 			h.report(disagreement{Kind: "steady-accepted", Where: where,
@@ -457,6 +662,11 @@ func (h *harness) compareSteady(c *ctmc.Chain, where string) {
 		h.report(disagreement{Kind: "steady-refused", Where: where,
 			Detail: fmt.Sprintf("real solver: %v; the reference solves it (%d states, %d closed class)", err, h.rc.N(), h.base.ClosedClasses)})
 		return
+	}
+	h.tl.path("steady:" + res.Method)
+	if res.MaxThroughputError > steadyTolerance {
+		h.report(disagreement{Kind: "steady-claim", Where: where,
+			Detail: fmt.Sprintf("asked for %g, the solver's estimates say %g", steadyTolerance, res.MaxThroughputError)})
 	}
 	want := h.rc.Throughputs(h.pi)
 	got := map[string]float64{}
@@ -473,10 +683,16 @@ func (h *harness) compareSteady(c *ctmc.Chain, where string) {
 		}
 	}
 	sort.Strings(keys)
+	refRel := 4 * unitRoundoff * float64(h.rc.N())
 	var bad []string
 	for _, a := range keys {
-		if d := math.Abs(got[a] - want[a]); d > math.Max(relTol*math.Abs(want[a]), absFloor) {
-			bad = append(bad, fmt.Sprintf("%s: real %.15g reference %.15g (rel %.2g)", a, got[a], want[a], d/math.Abs(want[a])))
+		tol := (10*res.ThroughputError[a] + 1e-13 + refRel) * math.Abs(want[a])
+		d := math.Abs(got[a] - want[a])
+		if tol > 0 {
+			h.tl.worstThrough = math.Max(h.tl.worstThrough, d/tol)
+		}
+		if d > tol || (want[a] == 0) != (got[a] == 0) {
+			bad = append(bad, fmt.Sprintf("%s: real %.15g reference %.15g (rel %.2g, estimate %.2g)", a, got[a], want[a], d/math.Abs(want[a]), res.ThroughputError[a]))
 		}
 	}
 	if len(bad) > 0 {
@@ -484,142 +700,299 @@ func (h *harness) compareSteady(c *ctmc.Chain, where string) {
 	}
 }
 
-// comparePassage solves one passage on a real chain (the whole chain, or
-// part k of parts) and compares it with the reference.
-func (h *harness) comparePassage(c *ctmc.Chain, p *refProblem, where string, parts []*ctmc.Chain, k int) {
-	desc := fmt.Sprintf("%s passage (sources %v, targets %v, state %q)", p.kind, p.sources, p.actions, p.state)
-	facts := modelFacts{TargetSelfLoop: p.selfLoop, PassageKind: p.kind}
-	fail := func(kind, detail string) {
-		h.report(disagreement{Kind: kind, Where: where, Detail: desc + ": " + detail, Facts: facts})
-	}
+// realProblem builds the real solver's version of a reference problem
+// (ok false when there is none to compare: a leaf inside an aggregated
+// array, or a refusal both agree on).
+func (h *harness) realProblem(c *ctmc.Chain, p *refProblem, parts []*ctmc.Chain, k int, fail func(kind, detail string)) (passage.Problem, bool) {
 	var pr passage.Problem
 	switch p.kind {
 	case "initial-actions":
 		ids, err := passage.ActionIDs(c.S, p.actions)
 		if err != nil {
 			fail("passage-error", err.Error())
-			return
+			return pr, false
 		}
-		pr = passage.InitialProblem(c, ids)
+		return passage.InitialProblem(c, ids), true
 	case "initial-states":
 		leaf := realLeaf(c.S, p.leaf)
 		if leaf == nil {
-			return // the reference leaf is inside an aggregated array
+			return pr, false // the reference leaf is inside an aggregated array
 		}
 		pred, err := ctmc.ParsePredicate(c.S, fmt.Sprintf("%q == %q", leaf.Name, p.state))
 		if err != nil {
 			fail("passage-error", "predicate: "+err.Error())
-			return
+			return pr, false
 		}
-		pr = passage.StateProblem(c, ctmc.SelectStates(c, pred))
-	case "plugin":
-		src, err := passage.ActionIDs(c.S, p.sources)
+		return passage.StateProblem(c, ctmc.SelectStates(c, pred)), true
+	}
+	src, err := passage.ActionIDs(c.S, p.sources)
+	if err != nil {
+		fail("passage-error", err.Error())
+		return pr, false
+	}
+	tgt, err := passage.ActionIDs(c.S, p.actions)
+	if err != nil {
+		fail("passage-error", err.Error())
+		return pr, false
+	}
+	if parts == nil {
+		var pi []float64
+		if pi, err = passage.SteadyForPlugin(h.ctx, c); err != nil {
+			fail("plugin-steady-error", err.Error())
+			return pr, false
+		}
+		pr, err = passage.PluginProblem(c, pi, src, tgt)
+	} else {
+		pis, qbar, err2 := passage.PartRates(h.ctx, parts)
+		if err2 != nil {
+			fail("plugin-steady-error", err2.Error())
+			return pr, false
+		}
+		others := 0.0
+		for j, q := range qbar {
+			if j != k {
+				others += q
+			}
+		}
+		pr, err = passage.PluginPartProblem(c, pis[k], others, src, tgt)
+	}
+	if p.refusal != nil {
+		if err == nil {
+			fail("plugin-refusal", fmt.Sprintf("the reference refuses (%v); the real solver builds a problem", p.refusal))
+		}
+		return pr, false
+	}
+	if err != nil {
+		fail("passage-error", err.Error())
+		return pr, false
+	}
+	return pr, true
+}
+
+// pluginSlack is added to the CDF tolerance of plug-in passages: their
+// start distribution comes from a steady-state solve, whose vector the
+// solver knows to its tolerance (steadyTolerance relative to the
+// throughputs); alpha, a normalised part of pi*q, is no better.
+const pluginSlack = 1e-11
+
+// checkCDF compares the real CDFs with the reference's: each value within
+// the real result's Epsilon (its claim, rounding included) plus the
+// reference's own bound.
+func (h *harness) checkCDF(r *passage.Result, p *refProblem, upto int, fail func(kind, detail string)) {
+	var bad []string
+	for i, x := range p.ts[:upto] {
+		got, err := r.CDF(x)
+		h.tl.cdfPoints++
 		if err != nil {
-			fail("passage-error", err.Error())
-			return
+			bad = append(bad, fmt.Sprintf("CDF(%g): %v", x, err))
+			continue
 		}
-		tgt, err := passage.ActionIDs(c.S, p.actions)
-		if err != nil {
-			fail("passage-error", err.Error())
-			return
+		tol := r.Epsilon + p.cdfErr[i]
+		if p.kind == "plugin" {
+			tol += pluginSlack
 		}
-		if parts == nil {
-			var pi []float64
-			if pi, err = passage.SteadyForPlugin(h.ctx, c); err != nil {
-				fail("plugin-steady-error", err.Error())
-				return
-			}
-			pr, err = passage.PluginProblem(c, pi, src, tgt)
-		} else {
-			pis, qbar, err2 := passage.PartRates(h.ctx, parts)
-			if err2 != nil {
-				fail("plugin-steady-error", err2.Error())
-				return
-			}
-			others := 0.0
-			for j, q := range qbar {
-				if j != k {
-					others += q
-				}
-			}
-			pr, err = passage.PluginPartProblem(c, pis[k], others, src, tgt)
-		}
-		if p.refusal != nil {
-			if err == nil {
-				fail("plugin-refusal", fmt.Sprintf("the reference refuses (%v); the real solver builds a problem", p.refusal))
-			}
-			return
-		}
-		if err != nil {
-			fail("passage-error", err.Error())
-			return
+		d := math.Abs(got - p.cdf[i])
+		h.tl.worstCDF = math.Max(h.tl.worstCDF, d/tol)
+		if d > tol {
+			bad = append(bad, fmt.Sprintf("CDF(%g): real %.15g reference %.15g (difference %.3g, tolerance %.3g: epsilon %.3g, reference %.3g)", x, got, p.cdf[i], d, tol, r.Epsilon, p.cdfErr[i]))
 		}
 	}
+	if len(bad) > 0 {
+		fail("passage-cdf", strings.Join(bad, "; "))
+	}
+}
+
+// comparePassage solves one passage on a real chain (the whole chain, or
+// part k of parts) and compares it with the reference.
+func (h *harness) comparePassage(c *ctmc.Chain, p *refProblem, where string, parts []*ctmc.Chain, k int) {
+	desc := fmt.Sprintf("%s passage (sources %v, targets %v, state %q, epsilon %g)", p.kind, p.sources, p.actions, p.state, p.epsilon)
+	facts := modelFacts{TargetSelfLoop: p.selfLoop, PassageKind: p.kind}
+	fail := func(kind, detail string) {
+		h.report(disagreement{Kind: kind, Where: where, Detail: desc + ": " + detail, Facts: facts})
+	}
+	pr, ok := h.realProblem(c, p, parts, k, fail)
+	if !ok {
+		return
+	}
 	h.tl.passages++
-	h.tl.byWhere[where]++
+	// The dense-path time, when there is one, is solved on its own below.
+	n := len(p.ts)
+	long := n > 5
+	if long {
+		n = 5
+	}
 	// Complete only where it is cheap: on a stiff chain a small mass can
 	// take millions of steps to drain (the solver then rightly refuses).
-	opt := passage.Options{Horizon: p.ts[len(p.ts)-1]}
-	if !math.IsInf(p.mean, 1) && p.mean*maxRate(c) < maxSteps/4 && h.base.StiffnessRatio < 1e3 {
-		opt = passage.Options{Complete: true}
+	opt := passage.Options{Horizon: p.ts[n-1], Epsilon: p.epsilon}
+	if !math.IsInf(p.mean, 1) && p.mean*maxRate(c) < h.prof.maxCT/4 && h.base.StiffnessRatio < 1e3 {
+		opt = passage.Options{Complete: true, Epsilon: p.epsilon}
 	}
 	rs, err := passage.Solve(h.ctx, c, []passage.Problem{pr}, opt)
 	if err != nil {
 		fail("passage-error", "solve: "+err.Error())
 		return
 	}
-	var bad []string
-	for i, x := range p.ts {
-		got, err := rs[0].CDF(x)
-		h.tl.cdfPoints++
+	h.tl.path("passage:" + rs[0].Path())
+	h.checkCDF(rs[0], p, n, fail)
+	if long {
+		lr, err := passage.Solve(h.ctx, c, []passage.Problem{pr}, passage.Options{Horizon: p.ts[5], Epsilon: p.epsilon})
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("CDF(%g): %v", x, err))
-			continue
-		}
-		if math.Abs(got-p.cdf[i]) > cdfTol {
-			bad = append(bad, fmt.Sprintf("CDF(%g): real %.12g reference %.12g", x, got, p.cdf[i]))
+			fail("passage-error", "solve to the far time: "+err.Error())
+		} else {
+			h.tl.path("passage:" + lr[0].Path())
+			h.checkCDF(lr[0], p, 6, fail)
 		}
 	}
-	if len(bad) > 0 {
-		fail("passage-cdf", strings.Join(bad, "; "))
+	if !opt.Complete {
+		// The same horizon backward (one passage, no completion).
+		bo := opt
+		bo.Backward = true
+		br, err := passage.Solve(h.ctx, c, []passage.Problem{pr}, bo)
+		if err != nil {
+			fail("passage-error", "backward solve: "+err.Error())
+		} else {
+			h.tl.path("passage:" + br[0].Path())
+			h.checkCDF(br[0], p, n, func(kind, detail string) { fail(kind, "backward: "+detail) })
+		}
 	}
 	if rs[0].Complete && !math.IsInf(p.mean, 1) {
-		// Quantiles: the reference CDF at the real quantile must be the
-		// probability, to the CDF's epsilon plus the quantile's relative
-		// 1e-9 times the density there.
-		rp, _ := h.refPassage(p)
-		for _, prob := range []float64{0.5, 0.99} {
-			q, err := rs[0].Quantile(prob)
-			if err != nil {
-				fail("passage-quantile", fmt.Sprintf("quantile %g: %v", prob, err))
-				continue
-			}
-			if math.IsInf(q, 1) {
-				fail("passage-quantile", fmt.Sprintf("quantile %g is +Inf; the reference mean is %g", prob, p.mean))
-				continue
-			}
-			dens, _ := rs[0].PDF(q)
-			got := h.rc.CDF(rp, q)
-			if math.Abs(got-prob) > 2*cdfTol+2e-9*q*math.Abs(dens) && !(q == 0 && got >= prob) {
-				fail("passage-quantile", fmt.Sprintf("quantile %g: real %.12g, where the reference CDF is %.12g", prob, q, got))
-			}
+		h.compareQuantiles(rs[0], p, fail)
+		if rs[0].Path() != "dense" {
+			h.compareSeriesMean(rs[0], p, fail)
 		}
 	}
+	h.compareMean(c, pr, p, passage.MeanOptions{}, fail)
+	h.compareMean(c, pr, p, passage.MeanOptions{DenseBlock: 4}, func(kind, detail string) { fail(kind, "dense blocks of at most 4 states: "+detail) })
+}
+
+// compareQuantiles: the reference CDF at the real quantile must be the
+// probability, to the CDF's claim plus the quantile's relative 1e-9 times
+// the density there.
+func (h *harness) compareQuantiles(r *passage.Result, p *refProblem, fail func(kind, detail string)) {
+	rp, _ := h.refPassage(p)
+	for _, prob := range []float64{0.5, 0.99} {
+		q, err := r.Quantile(prob)
+		if err != nil {
+			fail("passage-quantile", fmt.Sprintf("quantile %g: %v", prob, err))
+			continue
+		}
+		if math.IsInf(q, 1) {
+			fail("passage-quantile", fmt.Sprintf("quantile %g is +Inf; the reference mean is %g", prob, p.mean))
+			continue
+		}
+		dens, _ := r.PDF(q)
+		got, refErr := h.rc.CDFs(rp, []float64{q})
+		tol := 2*r.Epsilon + refErr[0] + 2e-9*q*math.Abs(dens)
+		if p.kind == "plugin" {
+			tol += pluginSlack
+		}
+		if math.Abs(got[0]-prob) > tol && !(q == 0 && got[0] >= prob) {
+			fail("passage-quantile", fmt.Sprintf("quantile %g: real %.12g, where the reference CDF is %.12g", prob, q, got[0]))
+		}
+	}
+}
+
+// compareSeriesMean: the mean as the sum of a complete series, within its
+// estimated tail, the mean solver's accuracy and the rounding of its steps
+// (four unit roundoffs a step, relative).
+func (h *harness) compareSeriesMean(r *passage.Result, p *refProblem, fail func(kind, detail string)) {
+	m, tail, err := r.SeriesMean()
+	if err != nil {
+		return // a series the solver cannot sum (it says why elsewhere)
+	}
+	h.tl.means++
+	h.tl.path("mean:series")
+	tol := tail + (meanTolerance+4*unitRoundoff*float64(r.Iterations()+h.rc.N()))*math.Abs(p.mean)
+	if p.kind == "plugin" {
+		tol += pluginSlack * math.Abs(p.mean)
+	}
+	d := math.Abs(m - p.mean)
+	if tol > 0 {
+		h.tl.worstMean = math.Max(h.tl.worstMean, d/tol)
+	}
+	if d > tol {
+		fail("passage-series-mean", fmt.Sprintf("real %.15g reference %.15g (difference %.3g, tolerance %.3g with tail %.3g)", m, p.mean, d, tol, tail))
+	}
+}
+
+// compareMean: the linear solve, within the relative meanTolerance it
+// states plus the reference's elimination (additions of nonnegative
+// numbers, four unit roundoffs a state).
+func (h *harness) compareMean(c *ctmc.Chain, pr passage.Problem, p *refProblem, mo passage.MeanOptions, fail func(kind, detail string)) {
 	mctx, cancel := h.ctx, context.CancelFunc(func() {})
 	if h.tl.meanTimeout > 0 {
 		mctx, cancel = context.WithTimeout(h.ctx, h.tl.meanTimeout)
 	}
-	mean, err := passage.Mean(mctx, c, pr)
+	mean, _, stats, err := passage.MeanTimesWith(mctx, c, pr, mo)
 	cancel()
 	if errors.Is(err, context.DeadlineExceeded) && h.ctx.Err() == nil {
 		err = fmt.Errorf("did not converge within the test's %v: %w", h.tl.meanTimeout, err)
 	}
+	h.tl.means++
+	for name, n := range map[string]int{"mean:single": stats.Single, "mean:dense": stats.Dense, "mean:iterative": stats.Iterative, "mean:fallback": stats.Fallback} {
+		if n > 0 {
+			h.tl.path(name)
+		}
+	}
+	tol := (meanTolerance + 4*unitRoundoff*float64(h.rc.N())) * math.Abs(p.mean)
+	if p.kind == "plugin" {
+		tol += pluginSlack * math.Abs(p.mean)
+	}
 	switch {
+	case errors.Is(err, passage.ErrMeanUnavailable) && !math.IsInf(p.mean, 1):
+		// An honest refusal (the contract allows it, never a wrong
+		// number); check says how many there were.
+		h.tl.path("mean:unavailable")
 	case err != nil:
 		fail("passage-mean-error", fmt.Sprintf("real: %v; reference mean %.15g", err, p.mean))
-	case math.IsInf(p.mean, 1) != math.IsInf(mean, 1) ||
-		!math.IsInf(mean, 1) && math.Abs(mean-p.mean) > relTol*math.Abs(p.mean)+absFloor:
+	case math.IsInf(p.mean, 1) != math.IsInf(mean, 1):
 		fail("passage-mean", fmt.Sprintf("real %.15g reference %.15g", mean, p.mean))
+	case !math.IsInf(mean, 1):
+		d := math.Abs(mean - p.mean)
+		if tol > 0 {
+			h.tl.worstMean = math.Max(h.tl.worstMean, d/tol)
+		}
+		if d > tol {
+			fail("passage-mean", fmt.Sprintf("real %.15g reference %.15g (difference %.3g, tolerance %.3g)", mean, p.mean, d, tol))
+		}
+	}
+}
+
+// compareLanes solves every passage of the model in one call, so that
+// they share the sweep (the kernel's groups of 8 lanes), to the largest
+// horizon, and compares each with the reference.
+func (h *harness) compareLanes(c *ctmc.Chain, where string) {
+	var probs []passage.Problem
+	var refs []*refProblem
+	horizon := 0.0
+	for i := range h.probs {
+		p := &h.probs[i]
+		fail := func(kind, detail string) {
+			h.report(disagreement{Kind: kind, Where: where + "-lanes", Detail: detail})
+		}
+		pr, ok := h.realProblem(c, p, nil, 0, fail)
+		if !ok {
+			continue
+		}
+		probs = append(probs, pr)
+		refs = append(refs, p)
+		horizon = math.Max(horizon, p.ts[min(4, len(p.ts)-1)])
+	}
+	if len(probs) < 2 {
+		return
+	}
+	rs, err := passage.Solve(h.ctx, c, probs, passage.Options{Horizon: horizon, Epsilon: 1e-13})
+	if err != nil {
+		h.report(disagreement{Kind: "passage-error", Where: where + "-lanes", Detail: fmt.Sprintf("%d passages in one solve: %v", len(probs), err)})
+		return
+	}
+	for i, r := range rs {
+		p := refs[i]
+		h.tl.path("passage:" + r.Path())
+		desc := fmt.Sprintf("%s passage %d of %d in one solve (sources %v, targets %v, state %q)", p.kind, i, len(rs), p.sources, p.actions, p.state)
+		h.checkCDF(r, p, min(5, len(p.ts)), func(kind, detail string) {
+			h.report(disagreement{Kind: kind, Where: where + "-lanes", Detail: desc + ": " + detail})
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"context"
+	"flag"
 	"math"
 	"testing"
 
@@ -116,3 +117,57 @@ func TestMethodsAgreeOnRandomModels(t *testing.T) {
 		t.Errorf("only %d models checked", checked)
 	}
 }
+
+// The reference's two CDF methods (scaling and squaring of the dense
+// generator, Taylor substeps on the sparse rows) agree within the error
+// bound CDFs states, on random models stiff ones included, at times up to
+// c t = 2e4.
+func TestCDFMethodsAgree(t *testing.T) {
+	checked, worst := 0, 0.0
+	want := 80
+	if *flagMethodModels > 0 {
+		want = *flagMethodModels
+	}
+	for seed := int64(1); checked < want && seed < int64(20*want); seed++ {
+		gm := randmodel.Generate(seed)
+		m, diags := lang.Load("rand.pepa", []byte(gm.Source))
+		if diags.HasErrors() {
+			t.Fatal(diags.Err())
+		}
+		c, err := Derive(context.Background(), m, Options{MaxStates: 150})
+		if err != nil || len(c.Trans[0]) == 0 {
+			continue
+		}
+		checked++
+		actions := []string{c.Trans[0][0].Action}
+		if last := c.Trans[c.N()-1]; len(last) > 0 {
+			actions = append(actions, last[len(last)-1].Action)
+		}
+		for _, a := range actions {
+			p := c.InitialActions([]string{a})
+			rate := c.leaveRate(p)
+			var ts []float64
+			for _, ct := range []float64{0.01, 0.5, 3, 40, 700, 2e4} {
+				ts = append(ts, ct/rate)
+			}
+			_, errs := c.CDFs(p, ts)
+			dense, sparse := c.CDFsBy("dense", p, ts), c.CDFsBy("sparse", p, ts)
+			for i := range ts {
+				d := math.Abs(dense[i] - sparse[i])
+				if d/errs[i] > worst {
+					worst = d / errs[i]
+					t.Logf("seed %d c t %g: diff %.3g, bound %.3g", seed, ts[i]*rate, d, errs[i])
+				}
+				if d > errs[i] {
+					t.Errorf("seed %d, c t = %g: dense %.17g, sparse %.17g (bound %.3g each)", seed, ts[i]*rate, dense[i], sparse[i], errs[i])
+				}
+			}
+		}
+	}
+	t.Logf("%d models; largest disagreement %.3g of one method's bound", checked, worst)
+	if checked < want*3/4 {
+		t.Errorf("only %d models checked", checked)
+	}
+}
+
+var flagMethodModels = flag.Int("reference.methods", 0, "models TestCDFMethodsAgree checks (0: 80)")

@@ -224,3 +224,43 @@ func TestMeanBlocksThatCannotEnd(t *testing.T) {
 	}
 	denseBlock = 600
 }
+
+// TestIterativeMeanNeverWrong: stiff chains on which the Gauss-Seidel
+// sweeps stall at the rounding level of their values, from the
+// differential test (random models 1523 and 557, sent down the iterative
+// path with blocks of more than 4 states). The sweeps used to stop at a
+// fixed point without a bound and returned 9.98e304 and 2.43e306 where
+// the means are 110850.594585239 and 36.8111046846797 (the reference's
+// dense elimination, internal/reference); they must now give the mean to
+// 1e-12 (the dense fallback), never a wrong number.
+func TestIterativeMeanNeverWrong(t *testing.T) {
+	for _, tc := range []struct {
+		src, target string
+		want        float64
+	}{
+		{`r1 = 59.0; r2 = 0.067; r3 = 1485.0; r4 = 0.501; r5 = 0.00222;
+P = (s2, 0.00452).P + (s1, 2 * r1).(s1, r2).P + (s1, 2 * r1).(s1, r2).P;
+Q = (s2, 2 * r3).Q_1 + (s1, 2 * infty).Q + (s1, 3 * infty).Q_1;
+Q_1 = (q0, r4).(q1, 0.00102).Q + (q2, 2 * r5).Q_1 + (s3, 1 * infty).Q + (s3, 2 * infty).Q_1;
+(P) <s1, s3> (Q)`, "q2", 110850.594585239},
+	} {
+		c := testchain.Chain(t, tc.src)
+		a, ok := c.S.ActionID(tc.target)
+		if !ok {
+			t.Fatal(tc.target)
+		}
+		pr := InitialProblem(c, []int32{a})
+		for _, dense := range []int{0, 4} {
+			mean, _, stats, err := MeanTimesWith(context.Background(), c, pr, MeanOptions{DenseBlock: dense})
+			if err != nil {
+				t.Fatalf("dense blocks %d: %v", dense, err)
+			}
+			if math.Abs(mean-tc.want) > 1e-12*tc.want+1e-9 {
+				t.Errorf("dense blocks %d: mean %.15g, want %.15g (%+v)", dense, mean, tc.want, stats)
+			}
+			if dense == 4 && stats.Iterative+stats.Fallback == 0 {
+				t.Errorf("the iterative path was not taken: %+v", stats)
+			}
+		}
+	}
+}

@@ -157,32 +157,96 @@ func (d *denseDist) pdf(t float64) float64 {
 	return math.Max(0, f)
 }
 
-// total is the probability that the passage ever ends: a0 plus
-// alpha (-S)^-1 into over the non-target states, by a dense solve (states
-// that cannot reach the target have no way into it and get 0).
+// total is the probability that the passage ever ends: a0 plus alpha h,
+// h_i the probability of ever entering the target from non-target state
+// i. States that cannot reach the target have h = 0; on the others, h is
+// found by state reduction without subtraction (as the mean solver's
+// solveDense): eliminating state k folds its rates into the states that
+// enter it, and its total rate is recomputed as a sum of the rates it
+// has left, so stiff rates keep their relative accuracy. (A dense LU solve
+// here failed on a chain with a closed class that cannot reach the target:
+// its block of -S is singular.)
 func (d *denseDist) total() (float64, error) {
 	m := len(d.alpha)
 	if m == 0 {
 		return clamp01(d.a0), nil
 	}
-	s := mat.NewDense(m, m, nil)
+	// States that can reach the target, backwards from it.
+	can := make([]bool, m+1)
+	can[m] = true
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < m; i++ {
+			if can[i] {
+				continue
+			}
+			for j := 0; j <= m; j++ {
+				if j != i && can[j] && d.gen.At(i, j) > 0 {
+					can[i], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var idx []int
 	for i := 0; i < m; i++ {
+		if can[i] {
+			idx = append(idx, i)
+		}
+	}
+	k := len(idx)
+	r := make([]float64, k*k) // rates among the states that can reach the target
+	into := make([]float64, k)
+	lost := make([]float64, k) // rates to states that cannot
+	for x, i := range idx {
+		into[x] = d.into[i]
+		for y, j := range idx {
+			if j != i {
+				r[x*k+y] = d.gen.At(i, j)
+			}
+		}
 		for j := 0; j < m; j++ {
-			s.Set(i, j, -d.gen.At(i, j))
-		}
-		if s.At(i, i) == 0 {
-			s.Set(i, i, 1) // a state that cannot move: nothing flows from it
-		}
-	}
-	var h mat.VecDense
-	if err := h.SolveVec(s, mat.NewVecDense(m, append([]float64(nil), d.into...))); err != nil {
-		if _, ok := err.(mat.Condition); !ok {
-			return 0, fmt.Errorf("absorption probabilities: %w", err)
+			if !can[j] && j != i {
+				lost[x] += d.gen.At(i, j)
+			}
 		}
 	}
+	l := make([]float64, k)
+	for e := k - 1; e >= 0; e-- {
+		re := r[e*k : e*k+e]
+		le := into[e] + lost[e]
+		for _, v := range re {
+			le += v
+		}
+		if !(le > 0) {
+			return 0, fmt.Errorf("absorption probabilities: state %d cannot leave", idx[e])
+		}
+		l[e] = le
+		for i := 0; i < e; i++ {
+			rie := r[i*k+e]
+			if rie == 0 {
+				continue
+			}
+			f := rie / le
+			into[i] += f * into[e]
+			lost[i] += f * lost[e]
+			ri := r[i*k : i*k+e]
+			for j, v := range re {
+				if j != i && v != 0 {
+					ri[j] += f * v
+				}
+			}
+		}
+	}
+	h := make([]float64, k)
 	p := d.a0
-	for i, x := range d.alpha {
-		p += x * h.AtVec(i)
+	for e := 0; e < k; e++ {
+		v := into[e]
+		for j, x := range r[e*k : e*k+e] {
+			v += x * h[j]
+		}
+		h[e] = v / l[e]
+		p += d.alpha[idx[e]] * h[e]
 	}
 	return clamp01(p), nil
 }

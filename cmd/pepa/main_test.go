@@ -213,7 +213,9 @@ func TestPassageVerb(t *testing.T) {
 	}
 	for _, line := range lines[1:] {
 		var tt, f float64
-		fmt.Sscanf(strings.Replace(line, ",", " ", 1), "%g %g", &tt, &f)
+		if n, err := fmt.Sscanf(strings.Replace(line, ",", " ", 1), "%g %g", &tt, &f); n != 2 || err != nil {
+			t.Fatalf("row %q: %v", line, err)
+		}
 		want := 1 - math.Exp(-2*tt)*(1+2*tt+2*tt*tt)
 		if math.Abs(f-want) > 1e-10 {
 			t.Errorf("F(%g) = %g, want %g", tt, f, want)
@@ -279,8 +281,11 @@ func TestPassageDecomposed(t *testing.T) {
 		dec, flat := strings.Split(outs[0], "\n"), strings.Split(outs[1], "\n")
 		for i := 1; i < 3; i++ {
 			var t1, f1, t2, f2 float64
-			fmt.Sscanf(strings.Replace(dec[i], ",", " ", 1), "%g %g", &t1, &f1)
-			fmt.Sscanf(strings.Replace(flat[i], ",", " ", 1), "%g %g", &t2, &f2)
+			n1, err1 := fmt.Sscanf(strings.Replace(dec[i], ",", " ", 1), "%g %g", &t1, &f1)
+			n2, err2 := fmt.Sscanf(strings.Replace(flat[i], ",", " ", 1), "%g %g", &t2, &f2)
+			if n1 != 2 || n2 != 2 || err1 != nil || err2 != nil {
+				t.Fatalf("%v: rows %q and %q: %v, %v", args, dec[i], flat[i], err1, err2)
+			}
 			if t1 != t2 || math.Abs(f1-f2) > 2e-10 {
 				t.Errorf("%v: decomposed %s, flat %s", args, dec[i], flat[i])
 			}

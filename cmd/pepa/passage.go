@@ -40,7 +40,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	at := fs.String("at", "", "comma-separated times `t1,t2,...`")
 	pdf := fs.Bool("pdf", false, "also print the density")
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
-	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every CDF value")
+	eps := fs.Float64("epsilon", 1e-10, "bound on the error of every CDF value (raised, with a warning, to what float64 can keep over the series' steps)")
 	flat := fs.Bool("flat", false, "solve on the whole product chain even where the passage concerns one independent part")
 	wantMean := fs.Bool("mean", true, "compute the mean passage time; --mean=false skips it (on a big chain it can cost more than the CDF; the JSON mean is then null, mean_unavailable \"not asked\")")
 	files, code := parseFlags(e, fs, args)
@@ -134,6 +134,9 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	if !r.Reachable {
 		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", displayName(name))
 	}
+	if r.Epsilon > *eps {
+		fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what float64 can keep over %d steps; every CDF value is within %.2g instead\n", displayName(name), *eps, r.Iterations(), r.Epsilon)
+	}
 	mean := an.Mean
 	if an.MeanErr != nil {
 		fmt.Fprintf(e.stderr, "%s: warning: %v\n", displayName(name), an.MeanErr)
@@ -199,7 +202,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				MeanUnavailable string   `json:"mean_unavailable,omitempty"`
 				Points          []point  `json:"points"`
 				Quantiles       []qpoint `json:"quantiles,omitempty"`
-			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, *eps, r.Q, r.Iterations(), r.Method, r.Reachable, meanPtr, meanUnavailable, points, qs}
+			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, r.Epsilon, r.Q, r.Iterations(), r.Method, r.Reachable, meanPtr, meanUnavailable, points, qs}
 			return writeJSON(w, out)
 		case "csv":
 			if len(points) > 0 {
@@ -237,9 +240,9 @@ Components are named as in 'pepa states' (M1, Client[2]).
 			fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
 		}
 		if r.Method == "uniformization" {
-			fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (uniformization, q = %.6g, %d steps)\n\n", *eps, r.Q, r.Iterations())
+			fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (uniformization, q = %.6g, %d steps)\n\n", r.Epsilon, r.Q, r.Iterations())
 		} else {
-			fmt.Fprintf(w, "accuracy:   every CDF value within %g of the exact one (%s: the series would need more than %d steps at q = %.6g)\n\n", *eps, r.Method, passage.DenseSwitchSteps, r.Q)
+			fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (%s: the series would need more than %d steps at q = %.6g)\n\n", r.Epsilon, r.Method, passage.DenseSwitchSteps, r.Q)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		if *pdf {

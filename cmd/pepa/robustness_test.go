@@ -27,6 +27,17 @@ func TestRobustnessPublished(t *testing.T) {
 		"initial": {0.9479664996, 0.9999999573, 0.9998649087, 0.8677076536, 0.9963294003},
 		"plugin":  {0.9611916506, 0.9999999798, 0.9999157699, 0.8392089592, 0.9963099695},
 	}
+	type machine struct {
+		Name    string   `json:"name"`
+		Last    []string `json:"last_actions"`
+		PByBeta float64  `json:"p_by_beta"`
+		Mean    float64  `json:"mean"`
+		Q99     float64  `json:"q99"`
+	}
+	// The plug-in figures of the two paths, compared with each other
+	// (their start distributions come from different computations: the
+	// product chain's steady state, or the parts' mean exit rates).
+	plugin := map[bool][]machine{}
 	for _, flat := range []bool{false, true} {
 		for sem, ps := range want {
 			args := []string{"robustness", "--beta", "45", "--semantics", sem, "--format", "json", file}
@@ -40,20 +51,18 @@ func TestRobustnessPublished(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			var r struct {
-				Machines []struct {
-					Name    string  `json:"name"`
-					PByBeta float64 `json:"p_by_beta"`
-					Mean    float64 `json:"mean"`
-					Q99     float64 `json:"q99"`
-				} `json:"machines"`
-				Robustness float64 `json:"robustness"`
-				PAll       float64 `json:"p_all_by_beta"`
-				Makespan   float64 `json:"expected_makespan"`
-				Solved     string  `json:"solved"`
-				Semantics  string  `json:"semantics"`
+				Machines   []machine `json:"machines"`
+				Robustness float64   `json:"robustness"`
+				PAll       float64   `json:"p_all_by_beta"`
+				Makespan   float64   `json:"expected_makespan"`
+				Solved     string    `json:"solved"`
+				Semantics  string    `json:"semantics"`
 			}
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatal(err)
+			}
+			if len(r.Machines) != len(ps) {
+				t.Fatalf("%s: %d machines, want %d", sem, len(r.Machines), len(ps))
 			}
 			prod := 1.0
 			for j, m := range r.Machines {
@@ -61,10 +70,24 @@ func TestRobustnessPublished(t *testing.T) {
 					t.Errorf("%s %s: %.10f, published %.10f", sem, m.Name, m.PByBeta, ps[j])
 				}
 				prod *= m.PByBeta
+				if sem == "initial" {
+					// The means and quantiles were not published: the
+					// reference semantics gives them.
+					checkMachine(t, newRefMachine(t, file, m.Name, m.Last), fmt.Sprintf("%s %s (flat %v)", sem, m.Name, flat), 45, m.PByBeta, m.Mean, m.Q99)
+				}
+			}
+			if sem == "plugin" {
+				plugin[flat] = r.Machines
 			}
 			if math.Abs(r.Robustness-ps[3]) > 1e-9 || math.Abs(r.PAll-prod) > 1e-12 || r.Semantics != sem || r.Solved != solved {
 				t.Errorf("%s: %+v", sem, r)
 			}
+		}
+	}
+	for j, d := range plugin[false] {
+		f := plugin[true][j]
+		if math.Abs(d.Mean-f.Mean) > 1e-9*d.Mean || math.Abs(d.Q99-f.Q99) > 1e-7*d.Q99 {
+			t.Errorf("plugin %s: decomposed mean %.12g q99 %.12g, flat %.12g and %.12g", d.Name, d.Mean, d.Q99, f.Mean, f.Q99)
 		}
 	}
 }

@@ -43,10 +43,12 @@ func BenchmarkSteadyMethods(b *testing.B) {
 }
 
 // BenchmarkSteadyICCS: the published ICCS 2020 mapping A model (10,395
-// states), skipped when the file is absent, and a model of the same shape
+// states), skipped when the file is absent (it is not the project's to
+// commit), and a model of the same shape
 // from testmodels (16,807 states).
 func BenchmarkSteadyICCS(b *testing.B) {
-	const file = "/work/shared/examples/iccs2020-mapping-a.pepa"
+	// The shared examples sit beside the repository (see ctmc/count_test.go).
+	const file = "../../shared/examples/iccs2020-mapping-a.pepa"
 	b.Run("iccs2020-mapping-a", func(b *testing.B) {
 		src, err := os.ReadFile(file)
 		if err != nil {

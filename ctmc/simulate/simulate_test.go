@@ -29,21 +29,62 @@ import (
 // verify fails when they exceed that distribution's 1-1e-4 quantile, a
 // bound that follows from the intervals' level, not from this code's
 // earlier output.
+//
+// Intervals far wider than their level needs would pass that test, so
+// there are two more. With floor set, the misses among the checks whose
+// exact value is not extreme (strictly inside (0.02, 0.98) for
+// probabilities, every check for means) must be at least what a miss rate
+// of floor gives with probability 1 - 1e-4: an approximate 95% interval
+// misses 3 to 6% of the time, a conservative one (Clopper-Pearson) 3 to 5%
+// away from 0 and 1, so floor is 0.02 (far below either, and far above
+// the rate of intervals twice too wide, under 0.01%). And checkWidth bounds
+// each binomial interval's width by what Wilson's gives at the exact
+// probability.
 type coverage struct {
 	checks, misses int
 	level          float64
 	worst          string
+	floor          float64 // least miss rate on the counted checks (0: none)
+	probabilities  bool    // the values are probabilities: count only those in (0.02, 0.98)
+	counted        int
+	countedMisses  int
+	wide           int // intervals wider than checkWidth allows
+	widest         string
 }
 
 func (c *coverage) check(iv Interval, exact float64, what string) {
 	c.checks++
+	counted := !c.probabilities || exact > 0.02 && exact < 0.98
+	if counted {
+		c.counted++
+	}
 	if !iv.Contains(exact) {
 		c.misses++
+		if counted {
+			c.countedMisses++
+		}
 		if os.Getenv("SIMDEBUG") != "" {
 			fmt.Printf("miss %s: exact %.6g outside [%.6g, %.6g]\n", what, exact, iv.Lo, iv.Hi)
 		}
 		if c.worst == "" {
 			c.worst = fmt.Sprintf("%s: exact %.6g outside [%.6g, %.6g]", what, exact, iv.Lo, iv.Hi)
+		}
+	}
+}
+
+// checkWidth: a binomial interval from n trials at the coverage's level is
+// at most 1.3 times as wide as Wilson's interval at the exact probability
+// p or at the estimate, whichever is wider, plus 2/n (Clopper-Pearson is a
+// little wider than Wilson).
+func (c *coverage) checkWidth(iv Interval, p float64, n int, what string) {
+	z := distuv.UnitNormal.Quantile(1 - (1-c.level)/2)
+	fn := float64(n)
+	at := func(p float64) float64 { return 2 * z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / (1 + z*z/fn) }
+	wilson := math.Max(at(p), at(iv.Value))
+	if w := iv.Hi - iv.Lo; w > 1.3*wilson+2/fn {
+		c.wide++
+		if c.widest == "" {
+			c.widest = fmt.Sprintf("%s: [%.6g, %.6g] is %.3g wide, Wilson's at the exact %.6g with %d trials %.3g", what, iv.Lo, iv.Hi, w, p, n, wilson)
 		}
 	}
 }
@@ -55,9 +96,23 @@ func (c *coverage) verify(t *testing.T) {
 	for b.CDF(float64(limit)) < 1-1e-4 {
 		limit++
 	}
-	t.Logf("%d of %d exact values outside their %g intervals (limit %d)", c.misses, c.checks, c.level, limit)
+	least := 0
+	if c.floor > 0 {
+		lb := distuv.Binomial{N: float64(c.counted), P: c.floor}
+		for lb.CDF(float64(least)) <= 1e-4 {
+			least++
+		}
+	}
+	t.Logf("%d of %d exact values outside their %g intervals (limit %d); %d of the %d counted for the floor (at least %d); %d too wide",
+		c.misses, c.checks, c.level, limit, c.countedMisses, c.counted, least, c.wide)
 	if c.misses > limit {
 		t.Fatalf("%d of %d exact values outside their intervals, more than %d; first: %s", c.misses, c.checks, limit, c.worst)
+	}
+	if c.countedMisses < least {
+		t.Fatalf("%d of %d counted exact values outside their intervals, fewer than %d: the intervals are wider than their level", c.countedMisses, c.counted, least)
+	}
+	if c.wide > 0 {
+		t.Fatalf("%d intervals too wide; first: %s", c.wide, c.widest)
 	}
 	if c.checks < 20 {
 		t.Fatalf("only %d checks", c.checks)
@@ -179,9 +234,9 @@ func TestPassageCoverage(t *testing.T) {
 	}
 	ms = append(ms, model{"mapping", testmodels.Mapping(6, 2, 1), "compute5", []float64{10, 20, 40}})
 	ms = append(ms, model{"pc-lan", readFile(t, "../../testdata/pc-lan.pepa"), "", nil})
-	cov := coverage{level: 0.95}
+	cov := coverage{level: 0.95, floor: 0.02, probabilities: true}
 	band := coverage{level: 0.95}
-	means := coverage{level: 0.95}
+	means := coverage{level: 0.95, floor: 0.02}
 	for _, m := range ms {
 		c := testchain.Chain(t, m.src)
 		target := m.target
@@ -195,7 +250,7 @@ func TestPassageCoverage(t *testing.T) {
 			t.Fatal(err)
 		}
 		exact, mean := exactPassage(t, c, ids, times)
-		for seed := uint64(0); seed < 12; seed++ {
+		for seed := uint64(0); seed < 36; seed++ {
 			res, err := Passage(context.Background(), c.S, PassageSpec{TargetActions: ids, Times: times}, Options{Seed: seed, Replications: 1000})
 			if err != nil {
 				t.Fatalf("%s: %v", m.name, err)
@@ -203,6 +258,7 @@ func TestPassageCoverage(t *testing.T) {
 			inBand := true
 			for k, p := range res.Points {
 				cov.check(p.CDF, exact[k], fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
+				cov.checkWidth(p.CDF, exact[k], res.Replications, fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
 				inBand = inBand && math.Abs(p.CDF.Value-exact[k]) <= res.Band
 			}
 			band.check(Interval{0, 0, 0}, map[bool]float64{true: 0, false: 1}[inBand], fmt.Sprintf("%s seed %d DKW band", m.name, seed))
@@ -234,7 +290,7 @@ func TestRobustnessCoverage(t *testing.T) {
 	srcs["coupled-8-4"] = coupledMapping(8, 4)
 	// Owners with //pepa:initial distributions: the start is drawn.
 	srcs["desktops"] = readFile(t, "../../testdata/owners/desktops.pepa")
-	probs, others := coverage{level: 0.95}, coverage{level: 0.95}
+	probs, others := coverage{level: 0.95, floor: 0.02, probabilities: true}, coverage{level: 0.95, floor: 0.02}
 	for name, src := range srcs {
 		c := testchain.Chain(t, src)
 		beta := 30.0
@@ -273,10 +329,12 @@ func TestRobustnessCoverage(t *testing.T) {
 			what := fmt.Sprintf("%s seed %d ", name, seed)
 			for j, m := range res.Machines {
 				probs.check(m.PByBeta, exact.Machines[j].PByBeta, what+m.Name+" P(F <= beta)")
+				probs.checkWidth(m.PByBeta, exact.Machines[j].PByBeta, res.Replications, what+m.Name+" P(F <= beta)")
 				others.check(m.Mean, exact.Machines[j].Mean, what+m.Name+" E[F]")
 			}
 			probs.check(res.Robustness, exact.Robustness, what+"robustness")
 			probs.check(res.PAllByBeta, exact.PAllByBeta, what+"P(all <= beta)")
+			probs.checkWidth(res.PAllByBeta, exact.PAllByBeta, res.Replications, what+"P(all <= beta)")
 			others.check(res.ExpectedMakespan, exact.ExpectedMakespan, what+"E[makespan]")
 		}
 	}

@@ -39,6 +39,13 @@
 //   - Self-loops are kept as transitions (for throughputs and action-ended
 //     passages) and left out of the generator's diagonal bookkeeping.
 //   - Numerical work is dense and direct: GTH elimination for the steady
-//     state, gonum's matrix exponential for passage CDFs, an LU solve for
-//     mean passage times. Only small chains (a few hundred states) are meant.
+//     state, subtraction-free elimination for mean passage times, and for
+//     passage CDFs the scaling and squaring of the dense generator's
+//     exponential (up to DenseLimit states) or, on larger chains, Taylor
+//     substeps on the sparse rows with the generator shifted to be
+//     nonnegative (nothing cancels). CDFs returns each value with a bound on
+//     the reference's own error, 1e-13 + 4u c t, which the two methods keep
+//     against each other on random and stiff models. Chains of a few
+//     thousand states are the most it is meant for (the eliminations are
+//     cubic).
 package reference

@@ -378,6 +378,13 @@ func expGenerator(g *mat.Dense, t float64) *mat.Dense {
 // the start can reach before the end; +Inf if one of them cannot reach the
 // end (the passage may never finish).
 func (c *Chain) Mean(p Passage) (float64, error) {
+	mean, _, err := c.MeanTimes(p)
+	return mean, err
+}
+
+// MeanTimes is Mean, and the largest mean remaining time over the states
+// the start can reach before the end (+Inf with the mean).
+func (c *Chain) MeanTimes(p Passage) (mean, maxRemaining float64, err error) {
 	rows := c.absorbingRows(p)
 	n := c.N() + 1
 	rows = append(rows, nil) // the end
@@ -426,13 +433,13 @@ func (c *Chain) Mean(p Passage) (float64, error) {
 	for i := 0; i < n; i++ {
 		if live[i] {
 			if !canEnd[i] {
-				return math.Inf(1), nil
+				return math.Inf(1), math.Inf(1), nil
 			}
 			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	// Expected times to the end, m_i = (1 + sum_j r_ij m_j) / d_i, by
 	// eliminating the live states one by one (the GTH idea): d_i is always
@@ -484,10 +491,10 @@ func (c *Chain) Mean(p Passage) (float64, error) {
 			v += r[e][j] * m[j]
 		}
 		m[e] = v / d[e]
+		maxRemaining = math.Max(maxRemaining, m[e])
 	}
-	mean := 0.0
 	for x, i := range idx {
 		mean += p.Alpha[i] * m[x]
 	}
-	return mean, nil
+	return mean, maxRemaining, nil
 }

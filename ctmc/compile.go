@@ -65,6 +65,11 @@ type Structure struct {
 	// model the packed states' deltas are the largest cost.
 	freezeOnce sync.Once
 	frozen     node
+
+	// effects are what the tree does to each leaf's actions (blocking,
+	// hiding), computed once for OwnChain.
+	effectsOnce sync.Once
+	effects     map[*Leaf]*leafEffect
 }
 
 // exploreRoot returns the tree prepared for exploration.
@@ -201,7 +206,7 @@ func Compile(m *lang.Model, opt Options) (*Structure, error) {
 		return nil, c.err
 	}
 	c.s.root = root
-	if err := c.pack(); err != nil {
+	if err := c.s.pack(); err != nil {
 		return nil, err
 	}
 	return c.s, nil
@@ -585,9 +590,9 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 }
 
 // pack assigns each leaf its bit field; a field never straddles two words.
-func (c *compiler) pack() error {
+func (s *Structure) pack() error {
 	word, used := 0, uint(0)
-	for _, l := range c.s.Leaves {
+	for _, l := range s.Leaves {
 		width := uint(bits.Len(uint(l.NumLocal - 1)))
 		if width > 64 {
 			return fmt.Errorf("component %s has too many local states", l.Name)
@@ -604,17 +609,17 @@ func (c *compiler) pack() error {
 		}
 		used += width
 	}
-	c.s.Words = word + 1
+	s.Words = word + 1
 	stride := int64(1)
-	c.s.RadixSize = 1
-	for _, l := range c.s.Leaves {
+	s.RadixSize = 1
+	for _, l := range s.Leaves {
 		l.stride = stride
 		if stride > math.MaxInt64/int64(l.NumLocal) {
-			c.s.RadixSize = 0 // too large to number
+			s.RadixSize = 0 // too large to number
 			break
 		}
 		stride *= int64(l.NumLocal)
-		c.s.RadixSize = stride
+		s.RadixSize = stride
 	}
 	return nil
 }

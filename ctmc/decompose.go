@@ -88,6 +88,34 @@ func Decompose(s *Structure) ([]*Part, error) {
 	return parts, nil
 }
 
+// OwnChain returns the chain of a moving leaf's own moves, as Decompose's
+// parts have it (blocked activities left out, hidden ones renamed), when
+// the leaf forms a group of its own (Groups) and has no passive activity:
+// then no other leaf moves with it, and its chain is its part of the
+// model's. ok is false when it has a passive activity or is inert. The
+// caller vouches for the group. Safe for concurrent use.
+func (s *Structure) OwnChain(l *Leaf) (*Chain, bool) {
+	if isInert(l) {
+		return nil, false
+	}
+	for _, ts := range l.trans {
+		for _, t := range ts {
+			if t.passive {
+				return nil, false
+			}
+		}
+	}
+	s.effectsOnce.Do(func() {
+		s.effects = map[*Leaf]*leafEffect{}
+		collectEffects(s, s.root, s.effects)
+	})
+	eff := s.effects[l]
+	if eff == nil {
+		eff = &leafEffect{}
+	}
+	return leafChain(s, l, eff), true
+}
+
 func isInert(l *Leaf) bool {
 	if l.NumLocal != 1 {
 		return false

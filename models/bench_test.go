@@ -26,11 +26,7 @@ func benchEndToEnd(b *testing.B, apps, machines int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		parts, err := ctmc.Decompose(s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		r, err := AnalyzeParts(context.Background(), s, parts, Options{Beta: 25})
+		r, err := AnalyzeGroups(context.Background(), s, Options{Beta: 25})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"testing"
 
-	"pepa/ctmc"
 	"pepa/internal/testchain"
 	"pepa/lang"
 )
@@ -28,15 +27,11 @@ func generate(t *testing.T, in *Instance, m Mapping) (string, *Pragmas) {
 	return b.String(), pragmas
 }
 
-// analyzeDecomposed analyses a model on its independent parts.
+// analyzeDecomposed analyses a model by groups of coupled machines.
 func analyzeDecomposed(t *testing.T, src string, opt Options) *Result {
 	t.Helper()
 	s := testchain.Structure(t, src)
-	parts, err := ctmc.Decompose(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := AnalyzeParts(context.Background(), s, parts, opt)
+	res, err := AnalyzeGroups(context.Background(), s, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,12 +54,27 @@ func isMachine(l *ctmc.Leaf, passive map[int32]bool) bool {
 			if t.Passive || t.Action == ctmc.TauAction {
 				return false
 			}
-			if t.Target == 0 {
+			if closesCycle(l, t.Target) {
 				closes = true
 			}
 		}
 	}
 	return closes
+}
+
+// closesCycle reports whether moving to local state target closes a
+// machine's cycle: it is the initial state, or the terminal state the stop
+// rule gives a finished machine (ctmc.Structure.Restrict).
+func closesCycle(l *ctmc.Leaf, target int) bool {
+	return target == 0 || finishedState(l) == target
+}
+
+// finishedState is the terminal local state of a stopped machine, or -1.
+func finishedState(l *ctmc.Leaf) int {
+	if l.Counts == nil && l.NumLocal > 1 && l.LocalName(l.NumLocal-1) == ctmc.FinishedState {
+		return l.NumLocal - 1
+	}
+	return -1
 }
 
 // machineOf describes a machine. Its first and last actions are the
@@ -86,7 +101,7 @@ func machineOf(l *ctmc.Leaf, passive map[int32]bool) *Machine {
 				if use && s == 0 {
 					first[i][t.Action] = true
 				}
-				if use && t.Target == 0 {
+				if use && closesCycle(l, t.Target) {
 					last[i][t.Action] = true
 				}
 			}

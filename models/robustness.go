@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 
 	"pepa/ctmc"
+	"pepa/ctmc/simulate"
 	"pepa/passage"
 )
 
@@ -34,10 +35,23 @@ type Options struct {
 	// caller that analyses a big chain once.
 	ReleaseChain bool
 	// MaxJointStates bounds the chain with completion flags that gives
-	// coupled machines' joint figures (0: 2^25 states); past it they are
-	// reported unavailable (NaN, with a warning), the machines' own
-	// figures unaffected.
+	// coupled machines' joint figures under Cycling (0: 2^25 states); past
+	// it they are reported unavailable (NaN, with a warning), the machines'
+	// own figures unaffected.
 	MaxJointStates int
+	// Cycling reads the makespan figures as before 2026-11-25: a machine
+	// that has finished keeps cycling (and keeps taking part in what it
+	// shares with others), and coupled machines' joint figures come from
+	// the chain with completion flags. By default a finished machine
+	// stops (semantics.md section 3).
+	Cycling bool
+	// MaxGroupStates bounds each group's chain in AnalyzeGroups (0: no
+	// bound); a group past it is simulated with Simulate, or fails.
+	MaxGroupStates int
+	// Simulate, when not nil, estimates a group whose chain passes
+	// MaxGroupStates by simulation with these settings, the other groups
+	// exact (initial semantics only).
+	Simulate *simulate.Options
 }
 
 func (o *Options) stage(name, detail string) {
@@ -73,9 +87,15 @@ type MachineResult struct {
 	Mean         float64 // E[F]; +Inf if the machine may never finish
 	Quantile     float64 // the Options.Quantile quantile of F
 	Note         string
-	dist         *passage.Result
-	maxRest      float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
-	alpha        []float64 // the passage's start distribution
+	// Simulated figures carry their confidence intervals (NaN for exact
+	// ones).
+	PByBetaLo, PByBetaHi   float64
+	MeanLo, MeanHi         float64
+	QuantileLo, QuantileHi float64
+	dist                   *passage.Result
+	meanError              float64   // bound on Mean's error (estimate for a series sum)
+	maxRest                float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
+	alpha                  []float64 // the passage's start distribution
 	// Sensitivity is set by Sensitivities.
 	Sensitivity *Sensitivity
 }
@@ -108,6 +128,17 @@ type Result struct {
 	Independent      bool    // machines' finishing times are independent
 	Dependence       string  // why not, when they are not
 	Joint            string  // how the joint figures were obtained
+	// Groups are the groups of coupled machines, each with how it was
+	// solved (AnalyzeGroups; nil for a flat analysis).
+	Groups []GroupResult
+	// Epsilon bounds the error of every exact probability: Options'
+	// Epsilon, or more where float64 cannot keep it (passage.Solve).
+	Epsilon float64
+	// Simulated joint figures carry their confidence intervals at
+	// Confidence (NaN, and 0, when every group is exact).
+	PAllLo, PAllHi         float64
+	MakespanLo, MakespanHi float64
+	Confidence             float64
 	// Warnings are problems of the mapping as a whole (an application no
 	// machine computes); machine-level ones are in MachineResult.Note.
 	Warnings []string
@@ -167,7 +198,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	opt.stage("start", "")
 	// The chain is needed after the machines' passages only for the chain
 	// with completion flags of coupled machines (see joint).
-	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1)
+	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1) && len(c.Col) > meanSolveLimit
 	if release {
 		debug.FreeOSMemory() // what the derivation left behind, before the generator is built
 	}
@@ -184,31 +215,41 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		}
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
 	}
-	// Means from the series all passages shared: no linear solve, no
-	// second pass over the chain. The joint figures then bound their tails
-	// with the series too (maxRest NaN with a mean says so).
+	// Means: on a chain of up to meanSolveLimit transitions by the linear
+	// solve (every value to 1e-12, and the largest remaining mean time for
+	// the joint figures' tails); on a larger one from the series all
+	// passages shared (no second pass over the chain; the joint figures
+	// then bound their tails with the series too: maxRest NaN).
+	linear := c.Col != nil && len(c.Col) <= meanSolveLimit
 	worstTail := 0.0
 	for k, i := range solved {
 		mr := &res.Machines[i]
-		var tail float64
-		if mr.Mean, tail, err = dists[k].SeriesMean(); err != nil {
-			if c.Col != nil {
-				// No series to sum (a dense solve): the linear solve.
-				if err := mr.setMean(ctx, c, probs[k]); err != nil {
-					return nil, err
-				}
+		if c.Col == nil {
+			m, tail, err := dists[k].SeriesMean()
+			if err != nil {
+				// As for a mean the solver cannot bound: unavailable, noted.
+				mr.Mean, mr.maxRest, mr.Note = math.NaN(), math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
 				continue
 			}
-			// As for a mean the solver cannot bound: unavailable, noted.
-			mr.Mean, mr.Note = math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
+			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			if math.IsInf(m, 1) {
+				mr.maxRest = math.Inf(1)
+			}
+			worstTail = math.Max(worstTail, tail)
+			continue
 		}
-		mr.maxRest = math.NaN()
-		if math.IsInf(mr.Mean, 1) {
-			mr.maxRest = math.Inf(1)
+		if err := mr.setMeanFrom(ctx, c, probs[k], dists[k], linear); err != nil {
+			return nil, err
 		}
-		worstTail = math.Max(worstTail, tail)
+		if math.IsNaN(mr.maxRest) {
+			worstTail = math.Max(worstTail, mr.meanError)
+		}
 	}
-	opt.stage("means", fmt.Sprintf("from the series, tail estimate %.2g", worstTail))
+	how := "from the series"
+	if linear {
+		how = "by the linear solve"
+	}
+	opt.stage("means", fmt.Sprintf("%s, tail estimate %.2g", how, worstTail))
 	for k, i := range solved {
 		mr := &res.Machines[i]
 		if mr.Quantile, err = dists[k].Quantile(opt.Quantile); err != nil {
@@ -222,6 +263,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	if err := joint(ctx, c, machines, res, opt, alpha); err != nil {
 		return nil, err
 	}
+	res.setEpsilon(opt.Epsilon)
 	opt.stage("joint", res.Joint)
 	return res, nil
 }
@@ -276,6 +318,15 @@ func (res *Result) productJoint(tol float64) {
 		res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN()
 		return
 	}
+	if len(dists) == 1 {
+		// One machine: the makespan is its finishing time.
+		for i := range res.Machines {
+			if mr := &res.Machines[i]; mr.dist != nil {
+				res.ExpectedMakespan, res.MakespanError = mr.Mean, mr.meanError
+			}
+		}
+		return
+	}
 	tail := func(T float64) float64 {
 		s := 0.0
 		for j, d := range dists {
@@ -301,7 +352,7 @@ func (res *Result) productJoint(tol float64) {
 	order := make([]*passage.Result, len(dists))
 	copy(order, dists)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].Q < order[j].Q })
-	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(order), tail, scale, tol, cdfErr)
+	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(order), tail, scale, tol, cdfErr, shortestScale(dists))
 }
 
 // joint computes P(max F_j <= beta) and E[max F_j].
@@ -319,11 +370,33 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		}
 		return nil
 	}
-	// Coupled machines: the chain with a "finished" flag per machine.
 	if alpha == nil {
 		alpha = make([]float64, c.N)
 		alpha[0] = 1
 	}
+	// Stopped machines (Stopped): all finished is the closed set of
+	// states where every one is in its terminal state.
+	stopped := true
+	for _, m := range machines {
+		stopped = stopped && finishedState(m.Leaf) >= 0
+	}
+	if stopped {
+		target := make([]bool, c.N)
+		for i := range target {
+			st := c.State(i)
+			target[i] = true
+			for _, m := range machines {
+				if m.Leaf.Local(st) != finishedState(m.Leaf) {
+					target[i] = false
+					break
+				}
+			}
+		}
+		return res.jointPassage(ctx, c, passage.Problem{Alpha: alpha, TargetStates: target}, opt,
+			fmt.Sprintf("passage to every machine finished (stopped) on the product chain (%d states), because %s", c.N, res.Dependence))
+	}
+	// Machines that keep cycling (Cycling): the chain with a "finished"
+	// flag per machine.
 	fc, target, fcAlpha, err := flagChain(ctx, c, machines, alpha, opt.MaxJointStates)
 	if errors.Is(err, ErrJointTooLarge) {
 		res.PAllByBeta, res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN(), math.NaN()
@@ -334,19 +407,31 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if err != nil {
 		return err
 	}
-	pr := passage.Problem{Alpha: fcAlpha, TargetStates: target}
-	// The series runs on to completion: E[max] is its sum (as for the
-	// machines' means), with no linear solve over a chain that can be
-	// several times the model's. A dense solve has no series: then the
-	// linear solve.
-	rs, err := passage.Solve(ctx, fc, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true})
+	return res.jointPassage(ctx, fc, passage.Problem{Alpha: fcAlpha, TargetStates: target}, opt,
+		fmt.Sprintf("passage to all machines finished on the product chain with completion flags (%d states), because %s", fc.N, res.Dependence))
+}
+
+// jointPassage sets the joint figures from the passage to every machine
+// finished: its CDF at beta, and its mean, the series' sum when the series
+// ran to completion (its estimated tail counted as error), else the linear
+// solve.
+func (res *Result) jointPassage(ctx context.Context, c *ctmc.Chain, pr passage.Problem, opt Options, how string) error {
+	rs, err := passage.Solve(ctx, c, []passage.Problem{pr}, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true})
 	if err != nil {
 		return err
 	}
 	if res.PAllByBeta, err = rs[0].CDF(opt.Beta); err != nil {
 		return err
 	}
-	res.Joint = fmt.Sprintf("passage to all machines finished on the product chain with completion flags (%d states), because %s", fc.N, res.Dependence)
+	res.Joint = how
+	if c.Col != nil && len(c.Col) <= meanSolveLimit {
+		var tmp MachineResult
+		if err := tmp.setMean(ctx, c, pr); err != nil {
+			return err
+		}
+		res.ExpectedMakespan, res.MakespanError = tmp.Mean, 1e-12*tmp.Mean
+		return nil
+	}
 	if m, tail, serr := rs[0].SeriesMean(); serr == nil {
 		// The part beyond the series is estimated (and included): take
 		// it as the error, with the sum's rounding.
@@ -354,7 +439,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 		res.MakespanError = tail + 1e-12*m
 		return nil
 	}
-	res.ExpectedMakespan, err = passage.Mean(ctx, fc, pr)
+	res.ExpectedMakespan, err = passage.Mean(ctx, c, pr)
 	switch {
 	case errors.Is(err, passage.ErrMeanUnavailable) && ctx.Err() == nil:
 		res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN()
@@ -380,7 +465,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 // it to its share of tol*scale/2, or to 4*cdfErr per unit of time, below
 // which the integrand is noise). The bound returned is the tail, the
 // quadrature differences, and T*cdfErr.
-func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol, cdfErr float64) (float64, float64) {
+func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol, cdfErr, shortest float64) (float64, float64) {
 	if math.IsInf(scale, 1) || math.IsNaN(scale) {
 		return math.Inf(1), 0
 	}
@@ -430,10 +515,23 @@ func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol,
 	const initial = 16
 	const maxSegments = 1 << 14
 	var first [][2]float64
-	for i := 0; i < initial; i++ {
-		first = append(first, [2]float64{T * float64(i) / initial, T * float64(i+1) / initial})
+	if shortest > 0 && shortest < T/initial {
+		// 0, s, 2s, 4s, ... each octave in 2 panels up to T/16, then 15
+		// panels of T/16 to T.
+		first = append(first, [2]float64{0, shortest})
+		for a := shortest; a < T/initial; a *= 2 {
+			b := math.Min(2*a, T/initial)
+			first = append(first, [2]float64{a, (a + b) / 2}, [2]float64{(a + b) / 2, b})
+		}
+		for i := 1; i < initial; i++ {
+			first = append(first, [2]float64{T * float64(i) / initial, T * float64(i+1) / initial})
+		}
+	} else {
+		for i := 0; i < initial; i++ {
+			first = append(first, [2]float64{T * float64(i) / initial, T * float64(i+1) / initial})
+		}
 	}
-	active := make([]seg, initial)
+	active := make([]seg, len(first))
 	for i, e := range gl(first) {
 		active[i] = seg{first[i][0], first[i][1], e}
 	}
@@ -496,9 +594,10 @@ func cdfProduct(dists []*passage.Result) func(float64) float64 {
 }
 
 func newMachineResult(m *Machine, s *ctmc.Structure, pr *Pragmas) MachineResult {
+	nan := math.NaN()
 	mr := MachineResult{Name: m.Name, FirstActions: m.FirstNames(s), LastActions: m.LastNames(s),
-		Applications: m.Apps, PByBeta: math.NaN(), Mean: math.NaN(), Quantile: math.NaN(),
-		Availability: math.NaN(), Slowdown: math.NaN()}
+		Applications: m.Apps, PByBeta: nan, Mean: nan, Quantile: nan,
+		Availability: nan, Slowdown: nan, PByBetaLo: nan, PByBetaHi: nan, MeanLo: nan, MeanHi: nan, QuantileLo: nan, QuantileHi: nan}
 	if pr != nil {
 		if o := pr.Owners[m.Name]; o != nil {
 			mr.Availability = o.Availability()
@@ -567,4 +666,43 @@ func initialDistribution(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 		return nil, fmt.Errorf("pepa:initial: only %g of the initial distribution falls on reachable states", total)
 	}
 	return alpha, nil
+}
+
+// setEpsilon records the bound every exact probability keeps: the largest
+// of the distributions' (passage.Result.Epsilon) and the one asked.
+func (res *Result) setEpsilon(asked float64) {
+	res.Epsilon = asked
+	for i := range res.Machines {
+		if d := res.Machines[i].dist; d != nil {
+			res.Epsilon = math.Max(res.Epsilon, d.Epsilon)
+		}
+	}
+	for _, g := range res.Groups {
+		if g.dist != nil {
+			res.Epsilon = math.Max(res.Epsilon, g.dist.Epsilon)
+		}
+	}
+}
+
+// simulated reports whether some group was simulated.
+func (res *Result) simulated() bool {
+	for _, g := range res.Groups {
+		if g.Solved == "simulated" {
+			return true
+		}
+	}
+	return false
+}
+
+// shortestScale is the reciprocal of the largest uniformization rate of
+// the distributions (MaxMean's shortest).
+func shortestScale(ds []*passage.Result) float64 {
+	q := 0.0
+	for _, d := range ds {
+		q = math.Max(q, d.Q)
+	}
+	if q == 0 {
+		return 0
+	}
+	return 1 / q
 }

@@ -30,11 +30,12 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	plotPath := fs.String("plot", "", "draw the CDFs (and a robustness/makespan scatter) to `FILE`: .png, .svg or .pdf, by the extension")
 	tie := fs.Float64("tie", 0.01, "relative difference of expected makespans under which mappings count as equally fast")
 	eps := fs.Float64("epsilon", 1e-10, "bound on the truncation error of every probability")
-	flat := fs.Bool("flat", false, "solve the whole product chain even where the machines are independent")
+	flat := fs.Bool("flat", false, "solve the whole product chain instead of each group of coupled machines on its own")
+	cycling := fs.Bool("cycling", false, "finished machines keep cycling and keep using what they share (the reading before 2026-11-25, to reproduce earlier results)")
 	sensitivity := fs.Bool("sensitivity", false, "add per machine the derivative of P(F <= beta) with respect to each rate, and its robustness radius (independent machines, initial semantics)")
 	level := fs.Float64("level", 0.9, "with --sensitivity: the probability level of the robustness radius")
 	summary := fs.Bool("summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
-	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a model whose chain does not fit --max-states")
+	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a group of machines (with --flat: the model) whose chain does not fit --max-states")
 	var sf simFlags
 	sf.register(fs, "with --simulate: ")
 	files, code := parseFlags(e, fs, args)
@@ -60,6 +61,8 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "robustness", "--epsilon must be in (0, 0.1)")
 	case len(files) == 0:
 		return usageError(e, "robustness", "no model file given")
+	case *cycling && *sem != "initial":
+		return usageError(e, "robustness", "--cycling is about finished machines under --semantics initial")
 	case *sensitivity && (*sem != "initial" || *flat):
 		return usageError(e, "robustness", "--sensitivity works with --semantics initial on the decomposed path (not --flat)")
 	case !(*level > 0 && *level < 1):
@@ -98,34 +101,41 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, err)
 			return exitInvalid
 		}
-		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas, MaxJointStates: o.maxStates}
+		mopt := models.Options{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: splitList(*machines), Epsilon: *eps, Pragmas: pragmas,
+			MaxJointStates: o.maxStates, MaxGroupStates: o.maxStates, Cycling: *cycling}
 		if timer != nil {
 			mopt.Stage = timer.mark
 		}
-		var r *models.Result
-		why := "--flat was given"
-		var parts []*ctmc.Part
-		if !*flat {
-			parts, err = ctmc.Decompose(s)
-			if err != nil {
-				why = err.Error()
-			}
+		if *simulateBig && *sem == "initial" {
+			so := sf.options(e, name, false)
+			mopt.Simulate = &so
 		}
-		if parts != nil {
-			r, err = models.AnalyzeParts(ctx, s, parts, mopt)
-			timer.mark("decomposed solve", fmt.Sprintf("%d parts", len(parts)))
+		var r *models.Result
+		if !*flat {
+			r, err = models.AnalyzeGroups(ctx, s, mopt)
 			if err == nil {
-				r.Why = fmt.Sprintf("%d independent parts, each solved on its own chain", len(parts))
-				if *sensitivity {
-					err = models.Sensitivities(m, s, parts, r, *level)
+				timer.mark("groups", fmt.Sprintf("%d groups", len(r.Groups)))
+				r.Why = groupsWhy(r)
+			}
+			if err == nil && *sensitivity {
+				var parts []*ctmc.Part
+				if parts, err = ctmc.Decompose(s); err != nil {
+					fmt.Fprintf(e.stderr, "%s: error: --sensitivity needs independent machines: %v\n", displayName(name), err)
+					return exitInvalid
 				}
+				err = models.Sensitivities(m, s, parts, r, *level)
 			}
 		} else {
 			if *sensitivity {
-				fmt.Fprintf(e.stderr, "%s: error: --sensitivity needs independent machines: %s\n", displayName(name), why)
+				fmt.Fprintf(e.stderr, "%s: error: --sensitivity works on the decomposed path (not --flat)\n", displayName(name))
 				return exitInvalid
 			}
-			c, simulated, code := deriveOrSimulate(ctx, e, name, s, &o, mopt, *simulateBig, &sf)
+			fs, serr := models.Stopped(s, mopt)
+			if serr != nil {
+				fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), serr)
+				return exitInvalid
+			}
+			c, simulated, code := deriveOrSimulate(ctx, e, name, fs, &o, mopt, *simulateBig, &sf)
 			if code >= 0 {
 				return code
 			}
@@ -135,7 +145,10 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 				timer.mark("derive", derivedDetail(c, timer))
 				mopt.ReleaseChain = true // c is not used after the analysis
 				if r, err = models.Analyze(ctx, c, mopt); err == nil {
-					r.Why = why
+					r.Why = "--flat was given"
+					if fs != s {
+						r.Why += "; finished machines stop"
+					}
 				}
 			}
 		}
@@ -150,6 +163,9 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 		timer.print(e.stderr, "robustness", r.Model)
 		for _, w := range r.Warnings {
 			fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayName(name), w)
+		}
+		if r.Epsilon > *eps {
+			fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what float64 can keep over the series' steps; every probability is within %.2g instead\n", displayName(name), *eps, r.Epsilon)
 		}
 		for _, mr := range r.Machines {
 			if mr.Note != "" {
@@ -240,6 +256,11 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 		if m.Note != "" {
 			mj["note"] = m.Note
 		}
+		if iv := intervalJSON(m.PByBetaLo, m.PByBetaHi); iv != nil {
+			mj["p_by_beta_interval"] = iv
+			mj["mean_interval"] = intervalJSON(m.MeanLo, m.MeanHi)
+			mj["q99_interval"] = intervalJSON(m.QuantileLo, m.QuantileHi)
+		}
 		if !math.IsNaN(m.Availability) {
 			mj["availability"] = m.Availability
 			mj["slowdown"] = m.Slowdown
@@ -265,6 +286,26 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 	if len(r.Warnings) > 0 {
 		out["warnings"] = r.Warnings
 	}
+	if r.Epsilon > 0 {
+		out["epsilon"] = r.Epsilon
+	}
+	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil {
+		out["p_all_by_beta_interval"] = iv
+		out["expected_makespan_interval"] = intervalJSON(r.MakespanLo, r.MakespanHi)
+		out["confidence"] = r.Confidence
+	}
+	if len(r.Groups) > 0 {
+		var gs []map[string]any
+		for _, g := range r.Groups {
+			gj := map[string]any{"machines": g.Machines, "components": g.Components, "states": g.States,
+				"solved": g.Solved, "why": g.Why, "p_all_by_beta": jsonFloat(g.PAllByBeta), "expected_finish": jsonFloat(g.Mean)}
+			if iv := intervalJSON(g.PAllLo, g.PAllHi); iv != nil {
+				gj["p_all_by_beta_interval"] = iv
+			}
+			gs = append(gs, gj)
+		}
+		out["groups"] = gs
+	}
 	if ranking {
 		out["rank"] = r.Rank
 		out["group"] = r.Group
@@ -285,7 +326,29 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	for _, m := range r.Machines {
 		names = append(names, m.Name)
 	}
-	fmt.Fprintf(w, "machines:   %s\n\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "machines:   %s\n", strings.Join(limitNames(names, 12), ", "))
+	// One line per group of coupled (or simulated) machines, one for all
+	// the machines alone.
+	var alone []string
+	label := "groups:     "
+	shown := 0
+	for _, g := range r.Groups {
+		if g.Solved == "alone" {
+			alone = append(alone, g.Machines...)
+			continue
+		}
+		if shown++; shown <= 20 {
+			fmt.Fprintf(w, "%s%s\n", label, groupText(g, r.Beta))
+			label = "            "
+		}
+	}
+	if shown > 20 {
+		fmt.Fprintf(w, "%s... %d more groups of coupled machines (--format json lists them)\n", label, shown-20)
+	}
+	if len(alone) > 0 && shown > 0 {
+		fmt.Fprintf(w, "%salone:  %s\n", label, strings.Join(limitNames(alone, 12), ", "))
+	}
+	fmt.Fprintln(w)
 	owners := false
 	for _, m := range r.Machines {
 		owners = owners || !math.IsNaN(m.Availability)
@@ -418,4 +481,83 @@ func hasSensitivity(r *models.Ranked) bool {
 		}
 	}
 	return false
+}
+
+// groupsWhy says how the groups were solved, in a line.
+func groupsWhy(r *models.Result) string {
+	alone, coupled, simulated := 0, 0, 0
+	for _, g := range r.Groups {
+		switch g.Solved {
+		case "alone":
+			alone++
+		case "simulated":
+			simulated++
+		default:
+			coupled++
+		}
+	}
+	var parts []string
+	if alone > 0 {
+		parts = append(parts, models.Plural(alone, "machine", "machines")+" alone on its own chain")
+		if alone > 1 {
+			parts[0] = models.Plural(alone, "machine", "machines") + " alone on their own chains"
+		}
+	}
+	if coupled > 0 {
+		parts = append(parts, models.Plural(coupled, "group", "groups")+" of coupled machines, each on its own chain")
+	}
+	if simulated > 0 {
+		parts = append(parts, models.Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// groupText is one group's line: its machines, what couples them, how it
+// was solved and its figures.
+func groupText(g models.GroupResult, beta float64) string {
+	var shared []string
+	isMachine := map[string]bool{}
+	for _, m := range g.Machines {
+		isMachine[m] = true
+	}
+	for _, c := range g.Components {
+		if !isMachine[c] {
+			shared = append(shared, c)
+		}
+	}
+	who := strings.Join(g.Machines, ", ")
+	switch {
+	case len(shared) > 0:
+		who += " sharing " + strings.Join(shared, ", ")
+	case len(g.Machines) > 1:
+		who += " (cooperating)"
+	}
+	if g.Solved == "alone" && len(g.Machines) == 1 {
+		return fmt.Sprintf("%s alone (%d states)", who, g.States)
+	}
+	line := fmt.Sprintf("%s: %s", who, g.Solved)
+	if g.States > 0 {
+		line += fmt.Sprintf(", %d states", g.States)
+	}
+	line += fmt.Sprintf("; P(all <= %g) %s", beta, textFloat(g.PAllByBeta, "%.10f"))
+	if g.Solved == "simulated" {
+		line += fmt.Sprintf(" in [%.6f, %.6f]", g.PAllLo, g.PAllHi)
+	}
+	return line + fmt.Sprintf(", E[all finished] %s", textFloat(g.Mean, "%.6f"))
+}
+
+// intervalJSON is [lo, hi], or nil for an exact figure.
+func intervalJSON(lo, hi float64) any {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return nil
+	}
+	return []any{jsonFloat(lo), jsonFloat(hi)}
+}
+
+// limitNames keeps the first n names and says how many more there are.
+func limitNames(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
 }

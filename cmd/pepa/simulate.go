@@ -104,6 +104,7 @@ speed (events/s) is reported on stderr.
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to estimate")
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS`: estimate the mapping's robustness figures (initial semantics)")
 	machines := fs.String("machines", "", "with --beta: comma-separated machine components (default: detected)")
+	cycling := fs.Bool("cycling", false, "with --beta: finished machines keep cycling and keep using what they share (the reading before 2026-11-25)")
 	warmup := fs.Float64("warmup", 0, "steady state: simulated `TIME` each stream runs before measuring (default: one batch discarded, then the leading batches the MSER rule detects)")
 	batch := fs.Int64("batch-events", 20000, "steady state: jumps per batch")
 	maxBatches := fs.Int("max-batches", 50, "steady state: most batches per stream")
@@ -180,7 +181,7 @@ speed (events/s) is reported on stderr.
 	var write func(w io.Writer) error
 	switch {
 	case *beta > 0:
-		spec, _, err := robustnessSpec(s, *beta, splitList(*machines))
+		spec, _, err := robustnessSpec(s, *beta, splitList(*machines), *cycling)
 		if err != nil {
 			return fail(err)
 		}
@@ -229,7 +230,7 @@ speed (events/s) is reported on stderr.
 
 // robustnessSpec finds the machines (as robustness does) and their
 // cycle-closing actions.
-func robustnessSpec(s *ctmc.Structure, beta float64, named []string) (simulate.RobustnessSpec, []*models.Machine, error) {
+func robustnessSpec(s *ctmc.Structure, beta float64, named []string, cycling bool) (simulate.RobustnessSpec, []*models.Machine, error) {
 	ms, err := models.FindMachines(s, named)
 	if err != nil {
 		return simulate.RobustnessSpec{}, nil, err
@@ -237,6 +238,16 @@ func robustnessSpec(s *ctmc.Structure, beta float64, named []string) (simulate.R
 	spec := simulate.RobustnessSpec{Beta: beta}
 	for _, m := range ms {
 		spec.Machines = append(spec.Machines, simulate.MachineSpec{Name: m.Name, Last: m.Last})
+	}
+	if !cycling {
+		// Every machine stops once finished, the analysed ones or not.
+		all, err := models.FindMachines(s, nil)
+		if err != nil {
+			all = ms
+		}
+		for _, m := range append(all, ms...) {
+			spec.Stop = append(spec.Stop, simulate.MachineSpec{Name: m.Name, Last: m.Last})
+		}
 	}
 	return spec, ms, nil
 }
@@ -412,7 +423,9 @@ func simulateRobustness(ctx context.Context, e *env, name string, s *ctmc.Struct
 	if mopt.Semantics != passage.Initial {
 		return nil, fmt.Errorf("--simulate estimates initial semantics only (%s)", because)
 	}
-	spec, machines, err := robustnessSpec(s, mopt.Beta, mopt.Machines)
+	// s is the structure the exact analysis would derive: already stopped
+	// where the stop rule applies (models.Stopped).
+	spec, machines, err := robustnessSpec(s, mopt.Beta, mopt.Machines, true)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,8 @@ func Passage(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt Optio
 		}
 		return w
 	}
-	st, err := replicate(ctx, s, &opt, one, add, halfWidth)
+	newWorker, events := onePath(s, &opt)
+	st, err := replicate(ctx, &opt, newWorker, events, one, add, halfWidth)
 	if err != nil {
 		return nil, err
 	}

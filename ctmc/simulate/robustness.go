@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -22,6 +23,14 @@ type RobustnessSpec struct {
 	Beta     float64
 	Machines []MachineSpec
 	Quantile float64 // the finishing-time quantile (default 0.99)
+	// KeepFinish keeps every replication's finishing times
+	// (RobustnessResult.Finish), for figures combined with others.
+	KeepFinish bool
+	// Stop lists the machines (reported or not) that stop once they have
+	// finished: their Last actions lead to a terminal local state
+	// (ctmc.Structure.Restrict), so they take no further part in what they
+	// share (semantics.md section 3).
+	Stop []MachineSpec
 }
 
 // MachineEstimate is one machine's estimated figures.
@@ -44,6 +53,10 @@ type RobustnessResult struct {
 	PAllByBeta       Interval // P(max_j F_j <= beta), Clopper-Pearson
 	ExpectedMakespan Interval // E[max_j F_j], Student t; NaN if not every replication finished
 	Never, Censored  int      // replications in which some machine never finished
+	// Finish holds, with RobustnessSpec.KeepFinish, each replication's
+	// finishing times by machine (+Inf: never, or censored), in
+	// replication order.
+	Finish [][]float64
 	Stats
 }
 
@@ -63,48 +76,65 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		spec.Quantile = 0.99
 	}
 	k := len(spec.Machines)
-	// closes[a] lists the machines that action a finishes.
-	closes := make([][]int, len(s.Actions))
-	for j, m := range spec.Machines {
-		for _, a := range m.Last {
-			closes[a] = append(closes[a], j)
-		}
+	groups, err := machineGroups(s, spec, opt.Initial)
+	if err != nil {
+		return nil, err
 	}
 	const never, censored = -1, -2
-	one := func(p *path, i int) ([]float64, error) {
-		p.reset(opt.Seed, i, opt.Initial)
+	// A replication simulates each group on its own sub-model (groups
+	// never interact), group g's stream seeded from (Seed, g) and the
+	// replication's index, until the group's machines have all finished.
+	one := func(w []*path, i int) ([]float64, error) {
 		f := make([]float64, k)
 		for j := range f {
 			f[j] = never
 		}
-		left := k
-		for start := p.events; left > 0; {
-			if p.events-start >= opt.MaxEvents {
-				for j := range f {
-					if f[j] == never {
-						f[j] = censored
+		for g, grp := range groups {
+			p := w[g]
+			p.reset(groupSeed(opt.Seed, g), i, grp.initial)
+			left := len(grp.machines)
+			for start := p.events; left > 0; {
+				if p.events-start >= opt.MaxEvents {
+					for _, j := range grp.machines {
+						if f[j] == never {
+							f[j] = censored
+						}
 					}
+					break
 				}
-				return f, nil
-			}
-			if p.events&0xFFFF == 0 && ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			a, _, ok, err := p.step()
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return f, nil
-			}
-			for _, j := range closes[a] {
-				if f[j] == never {
-					f[j] = p.t
-					left--
+				if p.events&0xFFFF == 0 && ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				a, _, ok, err := p.step()
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+				for _, j := range grp.closes[a] {
+					if f[j] == never {
+						f[j] = p.t
+						left--
+					}
 				}
 			}
 		}
 		return f, nil
+	}
+	newWorker := func() []*path {
+		w := make([]*path, len(groups))
+		for g, grp := range groups {
+			w[g] = newPath(grp.s, findTables(grp.s, opt.general))
+		}
+		return w
+	}
+	events := func(w []*path) int64 {
+		n := int64(0)
+		for _, p := range w {
+			n += p.events
+		}
+		return n
 	}
 	res := &RobustnessResult{Beta: spec.Beta}
 	samples := make([][]float64, k)
@@ -114,6 +144,16 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 	allByBeta, n := 0, 0
 	add := func(f []float64) {
 		n++
+		if spec.KeepFinish {
+			kept := make([]float64, len(f))
+			for j, t := range f {
+				if t < 0 {
+					t = math.Inf(1)
+				}
+				kept[j] = t
+			}
+			res.Finish = append(res.Finish, kept)
+		}
 		all := true
 		finished := true
 		mx := 0.0
@@ -163,7 +203,7 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		}
 		return w
 	}
-	st, err := replicate(ctx, s, &opt, one, add, halfWidth)
+	st, err := replicate(ctx, &opt, newWorker, events, one, add, halfWidth)
 	if err != nil {
 		return nil, err
 	}
@@ -185,4 +225,89 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		res.ExpectedMakespan = makespan.interval(opt.Confidence)
 	}
 	return res, nil
+}
+
+// simGroup is one group of coupled machines on its own sub-model.
+type simGroup struct {
+	s        *ctmc.Structure
+	machines []int   // indices into the spec's machines
+	closes   [][]int // by action: the machines it finishes
+	initial  []LeafDistribution
+}
+
+// machineGroups splits the machines into their groups (ctmc's Groups),
+// each with its sub-model (machines stopped with spec.Stop) and its share
+// of the start distributions. Groups without a machine are left out: they
+// cannot change a machine's finishing time.
+func machineGroups(s *ctmc.Structure, spec RobustnessSpec, initial []LeafDistribution) ([]*simGroup, error) {
+	byName := map[string]*ctmc.Leaf{}
+	for _, l := range s.Leaves {
+		byName[l.Name] = l
+	}
+	machineOf := map[*ctmc.Leaf]int{}
+	for j, m := range spec.Machines {
+		l, ok := byName[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("no component %s", m.Name)
+		}
+		machineOf[l] = j
+	}
+	stop := map[*ctmc.Leaf][]int32{}
+	for _, m := range spec.Stop {
+		l, ok := byName[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("no component %s", m.Name)
+		}
+		stop[l] = m.Last
+	}
+	var out []*simGroup
+	for _, g := range s.Groups() {
+		grp := &simGroup{}
+		groupStop := map[*ctmc.Leaf][]int32{}
+		for _, l := range g {
+			if j, ok := machineOf[l]; ok {
+				grp.machines = append(grp.machines, j)
+			}
+			if a, ok := stop[l]; ok {
+				groupStop[l] = a
+			}
+		}
+		if len(grp.machines) == 0 {
+			continue
+		}
+		sub, mapping, err := s.Restrict(g, groupStop)
+		if err != nil {
+			return nil, err
+		}
+		grp.s = sub
+		grp.closes = make([][]int, len(s.Actions))
+		for _, j := range grp.machines {
+			for _, a := range spec.Machines[j].Last {
+				grp.closes[a] = append(grp.closes[a], j)
+			}
+		}
+		for _, d := range initial {
+			if l := mapping[d.Leaf]; l != nil {
+				p := d.P
+				if l.NumLocal > len(p) { // a stopped leaf: its terminal state is never a start
+					p = append(append([]float64(nil), p...), make([]float64, l.NumLocal-len(p))...)
+				}
+				grp.initial = append(grp.initial, LeafDistribution{Leaf: l, P: p})
+			}
+		}
+		out = append(out, grp)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no machine to simulate")
+	}
+	return out, nil
+}
+
+// groupSeed is group g's seed: the run's for the first group, a mix of it
+// and g for the others, so that groups draw unrelated streams.
+func groupSeed(seed uint64, g int) uint64 {
+	if g == 0 {
+		return seed
+	}
+	return mix(seed ^ mix(uint64(g)*0xA0761D6478BD642F))
 }

@@ -76,22 +76,28 @@ func (o *Options) defaults() error {
 	return nil
 }
 
+// onePath is the worker of a simulation on one structure: a path.
+func onePath(s *ctmc.Structure, opt *Options) (func() *path, func(*path) int64) {
+	tb := findTables(s, opt.general)
+	return func() *path { return newPath(s, tb) }, func(p *path) int64 { return p.events }
+}
+
 // blockSize is the number of replications between two checks of the
 // stopping rules. It is fixed, not derived from the number of workers, so
 // that where a run stops does not depend on the machine.
 const blockSize = 512
 
-// replicate runs replications 0, 1, 2, ... in blocks on all workers. one
-// simulates replication i on a worker's path and returns its result; add
-// receives the results in index order; halfWidth returns the widest
-// interval the precision rule watches (NaN: not yet known) after each
-// block.
-func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
+// replicate runs replications 0, 1, 2, ... in blocks on all workers, each
+// with a worker state of its own from newWorker (its paths). one simulates
+// replication i on a worker and returns its result; add receives the
+// results in index order; halfWidth returns the widest interval the
+// precision rule watches (NaN: not yet known) after each block; events
+// counts a worker's jumps so far.
+func replicate[W, R any](ctx context.Context, opt *Options, newWorker func() W, events func(W) int64, one func(w W, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
 	start := time.Now()
-	paths := make([]*path, opt.Workers)
-	lt := findTables(s, opt.general)
+	paths := make([]W, opt.Workers)
 	for w := range paths {
-		paths[w] = newPath(s, lt)
+		paths[w] = newWorker()
 	}
 	results := make([]R, blockSize)
 	var st Stats
@@ -138,7 +144,7 @@ func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one 
 		st.Replications = n
 		st.Events = 0
 		for _, p := range paths {
-			st.Events += p.events
+			st.Events += events(p)
 		}
 		st.Elapsed = time.Since(start)
 		hw := halfWidth()

@@ -15,108 +15,24 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"pepa/ctmc"
+	"pepa/internal/coverage"
 	"pepa/internal/testchain"
 	"pepa/internal/testmodels"
-	"pepa/lang"
-	"pepa/models"
 	"pepa/passage"
 )
 
-// coverage counts how often exact values fall outside intervals at a
-// nominal level. The intervals are at least nominally 95% (Clopper-Pearson
-// is conservative; Wilson, Student t and batch means are approximate), so
-// the misses are at most Binomial(checks, 0.05) but for the approximation;
-// verify fails when they exceed that distribution's 1-1e-4 quantile, a
-// bound that follows from the intervals' level, not from this code's
-// earlier output.
-//
-// Intervals far wider than their level needs would pass that test, so
-// there are two more. With floor set, the misses among the checks whose
-// exact value is not extreme (strictly inside (0.02, 0.98) for
-// probabilities, every check for means) must be at least what a miss rate
-// of floor gives with probability 1 - 1e-4: an approximate 95% interval
-// misses 3 to 6% of the time, a conservative one (Clopper-Pearson) 3 to 5%
-// away from 0 and 1, so floor is 0.02 (far below either, and far above
-// the rate of intervals twice too wide, under 0.01%). And checkWidth bounds
-// each binomial interval's width by what Wilson's gives at the exact
-// probability.
-type coverage struct {
-	checks, misses int
-	level          float64
-	worst          string
-	floor          float64 // least miss rate on the counted checks (0: none)
-	probabilities  bool    // the values are probabilities: count only those in (0.02, 0.98)
-	counted        int
-	countedMisses  int
-	wide           int // intervals wider than checkWidth allows
-	widest         string
-}
-
-func (c *coverage) check(iv Interval, exact float64, what string) {
-	c.checks++
-	counted := !c.probabilities || exact > 0.02 && exact < 0.98
-	if counted {
-		c.counted++
-	}
-	if !iv.Contains(exact) {
-		c.misses++
-		if counted {
-			c.countedMisses++
-		}
-		if os.Getenv("SIMDEBUG") != "" {
-			fmt.Printf("miss %s: exact %.6g outside [%.6g, %.6g]\n", what, exact, iv.Lo, iv.Hi)
-		}
-		if c.worst == "" {
-			c.worst = fmt.Sprintf("%s: exact %.6g outside [%.6g, %.6g]", what, exact, iv.Lo, iv.Hi)
-		}
-	}
-}
-
-// checkWidth: a binomial interval from n trials at the coverage's level is
-// at most 1.3 times as wide as Wilson's interval at the exact probability
-// p or at the estimate, whichever is wider, plus 2/n (Clopper-Pearson is a
-// little wider than Wilson).
-func (c *coverage) checkWidth(iv Interval, p float64, n int, what string) {
-	z := distuv.UnitNormal.Quantile(1 - (1-c.level)/2)
-	fn := float64(n)
-	at := func(p float64) float64 { return 2 * z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / (1 + z*z/fn) }
-	wilson := math.Max(at(p), at(iv.Value))
-	if w := iv.Hi - iv.Lo; w > 1.3*wilson+2/fn {
-		c.wide++
-		if c.widest == "" {
-			c.widest = fmt.Sprintf("%s: [%.6g, %.6g] is %.3g wide, Wilson's at the exact %.6g with %d trials %.3g", what, iv.Lo, iv.Hi, w, p, n, wilson)
-		}
-	}
-}
-
-func (c *coverage) verify(t *testing.T) {
+// mappingMachines are the machines of testmodels.Mapping(apps, machines).
+func mappingMachines(t *testing.T, s *ctmc.Structure, apps, machines int) []MachineSpec {
 	t.Helper()
-	b := distuv.Binomial{N: float64(c.checks), P: 1 - c.level}
-	limit := 0
-	for b.CDF(float64(limit)) < 1-1e-4 {
-		limit++
-	}
-	least := 0
-	if c.floor > 0 {
-		lb := distuv.Binomial{N: float64(c.counted), P: c.floor}
-		for lb.CDF(float64(least)) <= 1e-4 {
-			least++
+	var out []MachineSpec
+	for j, last := range testmodels.LastActions(apps, machines) {
+		a, ok := s.ActionID(last[0])
+		if !ok {
+			t.Fatalf("no action %s", last[0])
 		}
+		out = append(out, MachineSpec{Name: fmt.Sprintf("M%d", j+1), Last: []int32{a}})
 	}
-	t.Logf("%d of %d exact values outside their %g intervals (limit %d); %d of the %d counted for the floor (at least %d); %d too wide",
-		c.misses, c.checks, c.level, limit, c.countedMisses, c.counted, least, c.wide)
-	if c.misses > limit {
-		t.Fatalf("%d of %d exact values outside their intervals, more than %d; first: %s", c.misses, c.checks, limit, c.worst)
-	}
-	if c.countedMisses < least {
-		t.Fatalf("%d of %d counted exact values outside their intervals, fewer than %d: the intervals are wider than their level", c.countedMisses, c.counted, least)
-	}
-	if c.wide > 0 {
-		t.Fatalf("%d intervals too wide; first: %s", c.wide, c.widest)
-	}
-	if c.checks < 20 {
-		t.Fatalf("only %d checks", c.checks)
-	}
+	return out
 }
 
 func readFile(t *testing.T, name string) string {
@@ -234,9 +150,9 @@ func TestPassageCoverage(t *testing.T) {
 	}
 	ms = append(ms, model{"mapping", testmodels.Mapping(6, 2, 1), "compute5", []float64{10, 20, 40}})
 	ms = append(ms, model{"pc-lan", readFile(t, "../../testdata/pc-lan.pepa"), "", nil})
-	cov := coverage{level: 0.95, floor: 0.02, probabilities: true}
-	band := coverage{level: 0.95}
-	means := coverage{level: 0.95, floor: 0.02}
+	cov := coverage.Checker{Level: 0.95, Floor: 0.02, Probabilities: true}
+	band := coverage.Checker{Level: 0.95}
+	means := coverage.Checker{Level: 0.95, Floor: 0.02}
 	for _, m := range ms {
 		c := testchain.Chain(t, m.src)
 		target := m.target
@@ -257,95 +173,25 @@ func TestPassageCoverage(t *testing.T) {
 			}
 			inBand := true
 			for k, p := range res.Points {
-				cov.check(p.CDF, exact[k], fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
-				cov.checkWidth(p.CDF, exact[k], res.Replications, fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
+				cov.Check(p.CDF, exact[k], fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
+				cov.CheckWidth(p.CDF, exact[k], res.Replications, fmt.Sprintf("%s seed %d P(T <= %g)", m.name, seed, p.T))
 				inBand = inBand && math.Abs(p.CDF.Value-exact[k]) <= res.Band
 			}
-			band.check(Interval{0, 0, 0}, map[bool]float64{true: 0, false: 1}[inBand], fmt.Sprintf("%s seed %d DKW band", m.name, seed))
+			band.Check(Interval{0, 0, 0}, map[bool]float64{true: 0, false: 1}[inBand], fmt.Sprintf("%s seed %d DKW band", m.name, seed))
 			if !math.IsInf(mean, 1) && res.Never == 0 {
-				means.check(res.Mean, mean, fmt.Sprintf("%s seed %d mean", m.name, seed))
+				means.Check(res.Mean, mean, fmt.Sprintf("%s seed %d mean", m.name, seed))
 			}
 		}
 	}
-	t.Run("cdf points (Wilson)", cov.verify)
-	t.Run("cdf band (DKW)", band.verify)
-	t.Run("means (Student t)", means.verify)
-}
-
-// TestRobustnessCoverage: on the README mappings, a generated mapping
-// model and a coupled one (machines share a result store, so the exact
-// joint figures come from the flag chain), every exact robustness figure
-// of models.Analyze lies in the simulated interval at the expected rate.
-// The checks of one seed are not independent (the makespan moves with
-// each machine's finishing time), which widens the spread of the miss
-// count beyond the binomial one; 30 seeds keep the bound meaningful. (A
-// separate run of 300 seeds on uneven.pepa gave 4.3% to 6.3% misses per
-// mean, the Student t interval's small undercoverage on skewed data.)
-func TestRobustnessCoverage(t *testing.T) {
-	srcs := map[string]string{}
-	for _, n := range []string{"paired", "round-robin", "uneven"} {
-		srcs[n] = readFile(t, "../../testdata/cluster/"+n+".pepa")
-	}
-	srcs["gen-8-3"] = testmodels.Mapping(8, 3, 1)
-	srcs["coupled-8-4"] = coupledMapping(8, 4)
-	// Owners with //pepa:initial distributions: the start is drawn.
-	srcs["desktops"] = readFile(t, "../../testdata/owners/desktops.pepa")
-	probs, others := coverage{level: 0.95, floor: 0.02, probabilities: true}, coverage{level: 0.95, floor: 0.02}
-	for name, src := range srcs {
-		c := testchain.Chain(t, src)
-		beta := 30.0
-		f, diags := lang.Parse(name, []byte(src))
-		if diags.HasErrors() {
-			t.Fatal(diags.Err())
-		}
-		pragmas, err := models.ReadPragmas(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		initial, err := InitialFromNames(c.S, pragmas.Initial)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exact, err := models.Analyze(context.Background(), c, models.Options{Beta: beta, Pragmas: pragmas})
-		if err != nil {
-			t.Fatal(err)
-		}
-		machines, err := models.FindMachines(c.S, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var spec RobustnessSpec
-		spec.Beta = beta
-		for _, m := range machines {
-			spec.Machines = append(spec.Machines, MachineSpec{Name: m.Name, Last: m.Last})
-		}
-		for seed := uint64(0); seed < 30; seed++ {
-			// Odd seeds take the general evaluation, even ones the leaf
-			// tables (every model here has them).
-			res, err := Robustness(context.Background(), c.S, spec, Options{Seed: seed, Replications: 1500, general: seed%2 == 1, Initial: initial})
-			if err != nil {
-				t.Fatal(err)
-			}
-			what := fmt.Sprintf("%s seed %d ", name, seed)
-			for j, m := range res.Machines {
-				probs.check(m.PByBeta, exact.Machines[j].PByBeta, what+m.Name+" P(F <= beta)")
-				probs.checkWidth(m.PByBeta, exact.Machines[j].PByBeta, res.Replications, what+m.Name+" P(F <= beta)")
-				others.check(m.Mean, exact.Machines[j].Mean, what+m.Name+" E[F]")
-			}
-			probs.check(res.Robustness, exact.Robustness, what+"robustness")
-			probs.check(res.PAllByBeta, exact.PAllByBeta, what+"P(all <= beta)")
-			probs.checkWidth(res.PAllByBeta, exact.PAllByBeta, res.Replications, what+"P(all <= beta)")
-			others.check(res.ExpectedMakespan, exact.ExpectedMakespan, what+"E[makespan]")
-		}
-	}
-	t.Run("probabilities (Clopper-Pearson)", probs.verify)
-	t.Run("means (Student t)", others.verify)
+	t.Run("cdf points (Wilson)", cov.Verify)
+	t.Run("cdf band (DKW)", band.Verify)
+	t.Run("means (Student t)", means.Verify)
 }
 
 // TestSteadyCoverage: batch-means intervals of throughputs and
 // populations contain the exact steady-state values at the expected rate.
 func TestSteadyCoverage(t *testing.T) {
-	cov := coverage{level: 0.95}
+	cov := coverage.Checker{Level: 0.95}
 	r := rand.New(rand.NewPCG(3, 1))
 	srcs := []string{readFile(t, "../../testdata/pc-lan.pepa"), testmodels.Mapping(6, 2, 1)}
 	for len(srcs) < 5 {
@@ -376,7 +222,7 @@ func TestSteadyCoverage(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, x := range res.Throughputs {
-				cov.check(x.Interval, tps[x.Action], fmt.Sprintf("model %d seed %d throughput %s", i, seed, x.Action))
+				cov.Check(x.Interval, tps[x.Action], fmt.Sprintf("model %d seed %d throughput %s", i, seed, x.Action))
 			}
 			if len(res.Populations) != len(uts) {
 				t.Fatalf("%d populations, exact %d", len(res.Populations), len(uts))
@@ -386,11 +232,11 @@ func TestSteadyCoverage(t *testing.T) {
 				if p.Component != u.Component || p.State != u.State {
 					t.Fatalf("population %d is %s %s, exact %s %s", k, p.Component, p.State, u.Component, u.State)
 				}
-				cov.check(p.Interval, u.Value, fmt.Sprintf("model %d seed %d population %s %s", i, seed, u.Component, u.State))
+				cov.Check(p.Interval, u.Value, fmt.Sprintf("model %d seed %d population %s %s", i, seed, u.Component, u.State))
 			}
 		}
 	}
-	cov.verify(t)
+	cov.Verify(t)
 }
 
 // TestReproducibleAcrossWorkers: the results depend on the seed and the
@@ -398,14 +244,7 @@ func TestSteadyCoverage(t *testing.T) {
 func TestReproducibleAcrossWorkers(t *testing.T) {
 	src := testmodels.Mapping(8, 3, 1)
 	c := testchain.Chain(t, src)
-	machines, err := models.FindMachines(c.S, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := RobustnessSpec{Beta: 30}
-	for _, m := range machines {
-		spec.Machines = append(spec.Machines, MachineSpec{Name: m.Name, Last: m.Last})
-	}
+	spec := RobustnessSpec{Beta: 30, Machines: mappingMachines(t, c.S, 8, 3)}
 	var first *RobustnessResult
 	var firstSteady *SteadyResult
 	for _, workers := range []int{1, 2, 5} {
@@ -442,11 +281,7 @@ func TestReproducibleAcrossWorkers(t *testing.T) {
 // interval is that narrow, and not long after (the check is per block).
 func TestPrecisionStops(t *testing.T) {
 	c := testchain.Chain(t, testmodels.Mapping(4, 2, 1))
-	machines, _ := models.FindMachines(c.S, nil)
-	spec := RobustnessSpec{Beta: 15}
-	for _, m := range machines {
-		spec.Machines = append(spec.Machines, MachineSpec{Name: m.Name, Last: m.Last})
-	}
+	spec := RobustnessSpec{Beta: 15, Machines: mappingMachines(t, c.S, 4, 2)}
 	res, err := Robustness(context.Background(), c.S, spec, Options{Seed: 1, Precision: 0.01})
 	if err != nil {
 		t.Fatal(err)
@@ -499,23 +334,6 @@ func TestIntervals(t *testing.T) {
 	if d := DKW(1000, 0.95); math.Abs(d-0.0429469) > 1e-6 {
 		t.Fatalf("DKW(1000) = %g", d)
 	}
-}
-
-// coupledMapping is testmodels.Mapping with a one-slot result store that
-// every machine's cycle-closing action must pass through (it then flushes
-// at rate 2): the machines are no longer independent, and the leaf tables
-// do not apply.
-func coupledMapping(apps, machines int) string {
-	src := testmodels.Mapping(apps, machines, 1)
-	lines := strings.Split(strings.TrimSpace(src), "\n")
-	system := lines[len(lines)-1]
-	var lasts, alts []string
-	for _, l := range testmodels.LastActions(apps, machines) {
-		lasts = append(lasts, l[0])
-		alts = append(alts, fmt.Sprintf("(%s, infty).Flush", l[0]))
-	}
-	body := strings.Join(lines[:len(lines)-1], "\n")
-	return fmt.Sprintf("%s\nStore = %s;\nFlush = (flush, 2.0).Store;\n(%s) <%s> Store\n", body, strings.Join(alts, " + "), system, strings.Join(lasts, ", "))
 }
 
 // TestWarmupDetected: 200 copies that all start in P and relax towards

@@ -19,6 +19,9 @@ func (iv Interval) HalfWidth() float64 {
 // Contains reports whether x lies in the closed interval.
 func (iv Interval) Contains(x float64) bool { return x >= iv.Lo && x <= iv.Hi }
 
+// Bounds returns the estimate and the interval's ends.
+func (iv Interval) Bounds() (value, lo, hi float64) { return iv.Value, iv.Lo, iv.Hi }
+
 // ClopperPearson is the exact (conservative) binomial interval for k
 // successes in n trials: its ends are Beta quantiles.
 func ClopperPearson(k, n int, confidence float64) Interval {
@@ -58,6 +61,15 @@ func DKW(n int, confidence float64) float64 {
 		return 1
 	}
 	return math.Sqrt(math.Log(2/(1-confidence)) / (2 * float64(n)))
+}
+
+// MeanInterval is the sample's mean with its Student t interval.
+func MeanInterval(xs []float64, confidence float64) Interval {
+	var m moments
+	for _, x := range xs {
+		m.add(x)
+	}
+	return m.interval(confidence)
 }
 
 // moments accumulates a sample's mean and variance (Welford).

@@ -45,9 +45,11 @@ type Model struct {
 	// Features lists what the generator put in, for the test's tallies.
 	Features []string
 	// Cycles, for mapping models, lists each machine's cycle-closing
-	// actions (its natural passage targets); FirstActions its first ones.
+	// actions (its natural passage targets); FirstActions its first ones;
+	// Machines their names.
 	Cycles       [][]string
 	FirstActions [][]string
+	Machines     []string
 }
 
 // Generate writes the model of a seed in the small profile.
@@ -67,6 +69,8 @@ func GenerateWith(seed int64, p Profile) Model {
 		m = g.mixedArray()
 	case x < 22:
 		m = g.mapping()
+	case x < 32 && p.MinProduct <= 1:
+		m = g.coupled()
 	default:
 		m = g.general()
 	}
@@ -661,6 +665,7 @@ func (g *gen) mapping() Model {
 		prod *= 1 + len(branches)*(len(mine)-1)
 		lines = append(lines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
 		machTerms = append(machTerms, name)
+		m.Machines = append(m.Machines, name)
 		m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
 		m.FirstActions = append(m.FirstActions, []string{mine[0]})
 	}
@@ -684,4 +689,166 @@ func minInt(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// ---- coupled mapping models ----
+
+// maxCoupledProduct bounds the product of a coupled model's local state
+// counts (machines and shared components).
+const maxCoupledProduct = 400
+
+// coupled writes a mapping whose machines come in groups of 1 to 4 that
+// share a component of 2 to 4 local states (a network, a file server: each
+// machine's paths pass through its own use action, which the component
+// serves one at a time, passively, with weights, or actively), or that
+// cooperate directly on a barrier action; a group of one may share
+// nothing. With finished machines stopped, a machine of a group can wait
+// for good on a partner that has finished (a barrier), which gives
+// infinite means too.
+func (g *gen) coupled() Model {
+	r := g.r
+	g.feat("coupled")
+	m := Model{Family: "coupled"}
+	var b strings.Builder
+	var appLines, machLines, resLines []string
+	var appTerms, computes, syncs []string
+	var groupTerms, resTerms []string
+	prod := 1
+	napp, nmach := 0, 0
+	ngroups := 1 + r.Intn(3)
+	for k := 1; k <= ngroups && nmach < 5; k++ {
+		size := 1
+		if r.Intn(4) > 0 {
+			size = 2 + r.Intn(3)
+		}
+		size = min(size, 5-nmach)
+		barrier := size >= 2 && r.Intn(6) == 0
+		shared := !barrier && (size >= 2 || r.Intn(2) == 0)
+		nres := 2 + r.Intn(3)
+		var uses, members []string
+		for q := 0; q < size; q++ {
+			nmach++
+			name := fmt.Sprintf("M%d", nmach)
+			var mine []string
+			for a, apps := 0, 1+r.Intn(3); a < apps; a++ {
+				napp++
+				act := fmt.Sprintf("compute%d", napp)
+				mine = append(mine, act)
+				computes = append(computes, act)
+				appLines = append(appLines, fmt.Sprintf("A%d = (%s, %s).A%d;", napp, act, g.passive(), napp))
+				appTerms = append(appTerms, fmt.Sprintf("A%d", napp))
+			}
+			use := ""
+			if shared {
+				use = fmt.Sprintf("use%d", nmach)
+				uses = append(uses, use)
+			}
+			sync := ""
+			if barrier {
+				sync = fmt.Sprintf("sync%d", k)
+			}
+			path := func() string {
+				steps := append([]string{}, mine...)
+				// The use or barrier step comes anywhere before the last
+				// application, which closes the cycle.
+				for _, extra := range []string{use, sync} {
+					if extra == "" {
+						continue
+					}
+					at := r.Intn(len(steps))
+					steps = append(steps[:at], append([]string{extra}, steps[at:]...)...)
+				}
+				var p strings.Builder
+				for _, a := range steps {
+					fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
+				}
+				return p.String() + name
+			}
+			branches := []string{path(), path()}
+			if r.Intn(4) == 0 {
+				branches = append(branches, path())
+			}
+			steps := len(mine)
+			if shared {
+				steps++
+			}
+			if barrier {
+				steps++
+			}
+			prod *= 1 + len(branches)*(steps-1)
+			machLines = append(machLines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
+			members = append(members, name)
+			m.Machines = append(m.Machines, name)
+			m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
+			m.FirstActions = append(m.FirstActions, []string{firstOf(branches[0])})
+		}
+		if barrier {
+			syncs = append(syncs, fmt.Sprintf("sync%d", k))
+			g.feat("barrier")
+			groupTerms = append(groupTerms, "("+strings.Join(members, fmt.Sprintf(" <sync%d> ", k))+")")
+		} else {
+			groupTerms = append(groupTerms, strings.Join(members, " <> "))
+		}
+		if shared {
+			// Res<k>: state 0 serves one use at a time; the others are
+			// the service's phases, back to state 0.
+			mode := r.Intn(3) // 0 passive, 1 weighted passive, 2 active
+			var serve []string
+			for i, u := range uses {
+				switch mode {
+				case 0:
+					serve = append(serve, fmt.Sprintf("(%s, infty).Res%d_1", u, k))
+				case 1:
+					serve = append(serve, fmt.Sprintf("(%s, %d * infty).Res%d_1", u, 1+i%3, k))
+					g.feat("weighted-passive")
+				default:
+					serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
+				}
+			}
+			resLines = append(resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
+			for i := 1; i < nres; i++ {
+				next := fmt.Sprintf("Res%d_%d", k, i+1)
+				if i == nres-1 {
+					next = fmt.Sprintf("Res%d", k)
+				}
+				resLines = append(resLines, fmt.Sprintf("Res%d_%d = (step%d_%d, %s).%s;", k, i, k, i, g.rate(), next))
+			}
+			resTerms = append(resTerms, fmt.Sprintf("Res%d", k))
+			syncs = append(syncs, uses...)
+			prod *= nres
+			g.feat("shared-component")
+		}
+	}
+	if prod > maxCoupledProduct {
+		g.defs, g.nrate = nil, 0
+		g.feats = map[string]bool{}
+		if g.stiff {
+			g.feat("stiff")
+		}
+		return g.coupled()
+	}
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	for _, l := range append(append(appLines, machLines...), resLines...) {
+		b.WriteString(l + "\n")
+	}
+	machines := strings.Join(groupTerms, " <> ")
+	if len(resTerms) > 0 {
+		var uses []string
+		for _, s := range syncs {
+			if strings.HasPrefix(s, "use") {
+				uses = append(uses, s)
+			}
+		}
+		machines = fmt.Sprintf("(%s) <%s> (%s)", machines, strings.Join(uses, ", "), strings.Join(resTerms, " <> "))
+	}
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(appTerms, " <> "), strings.Join(computes, ", "), machines)
+	m.Source = b.String()
+	return m
+}
+
+// firstOf is the action of a path's first prefix.
+func firstOf(path string) string {
+	return path[1:strings.Index(path, ",")]
 }

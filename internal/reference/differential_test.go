@@ -17,6 +17,7 @@ import (
 	"pepa/internal/randmodel"
 	"pepa/internal/reference"
 	"pepa/lang"
+	"pepa/models"
 	"pepa/passage"
 )
 
@@ -157,6 +158,9 @@ func (tl *tally) check(t *testing.T, mustRun []string) {
 			t.Errorf("no comparison took solver path %q", p)
 		}
 	}
+	if n, long := tl.paths["robustness:groups"], tl.paths["robustness:too-long"]; long > n/10 {
+		t.Errorf("%d of %d robustness comparisons ran out of time", long, n+long)
+	}
 	if u := tl.paths["mean:unavailable"]; u > tl.means/10 {
 		t.Errorf("%d of %d means unavailable: the mean solvers refuse too often to be compared", u, tl.means)
 	}
@@ -181,7 +185,8 @@ func TestDifferential(t *testing.T) {
 		// Enough models for every path the small profile reaches: the
 		// dense exponential takes stiff chains of at most 64 states.
 		must = []string{"passage:forward", "passage:forward-lanes", "passage:backward", "passage:dense",
-			"steady:" + ctmc.MethodDirect, "mean:single", "mean:dense", "part"}
+			"steady:" + ctmc.MethodDirect, "mean:single", "mean:dense", "part",
+			"robustness:groups", "robustness:flat", "robustness:coupled-machines", "robustness:machine-with-shared"}
 	}
 	tl.check(t, must)
 }
@@ -301,6 +306,9 @@ func runModel(t *testing.T, gm randmodel.Model, prof profile, tl *tally) {
 	h.choosePassages()
 	for _, agg := range []bool{false, true} { // unaggregated first: it sets termMismatch
 		h.compareCompiled(agg)
+	}
+	if len(gm.Machines) > 0 {
+		h.compareRobustness()
 	}
 }
 
@@ -842,7 +850,9 @@ func (h *harness) comparePassage(c *ctmc.Chain, p *refProblem, where string, par
 		} else {
 			h.tl.path("passage:" + lr[0].Path())
 			h.checkCDF(lr[0], p, 6, fail)
-			if lr[0].Complete {
+			if lr[0].Complete && h.tl.passages%3 == 0 {
+				// (A third of them: every dense CDF value is a matrix
+				// exponential, on both sides.)
 				h.compareQuantiles(lr[0], p, func(kind, detail string) { fail(kind, "to the far time: "+detail) })
 			}
 		}
@@ -1035,4 +1045,165 @@ func realLeaf(s *ctmc.Structure, l int) *ctmc.Leaf {
 		at += leaf.Copies
 	}
 	return nil
+}
+
+// compareRobustness compares the makespan figures of a mapping model, with
+// finished machines stopped (semantics.md section 3), from models.AnalyzeGroups
+// (each group of coupled machines on its own chain) and models.Analyze (the
+// flat product chain), with the reference semantics applied to the whole
+// model with every machine stopped (Options.Stop): each machine's
+// P(F <= beta) and E[F], P(all finished by beta) (the passage into the
+// states where every machine is finished) and E[makespan] (its mean).
+func (h *harness) compareRobustness() {
+	gm := h.gm
+	if h.base.StiffnessRatio >= 1e3 && (h.rc.N() > passage.DenseMaxStates || gm.Family != "coupled") {
+		// Every series of the analyses runs to completion: on a stiff
+		// chain too large for the dense exponential that is millions of
+		// steps, and on a small one every CDF value of the joint figures'
+		// integral is a matrix exponential (the figures are right, but
+		// slow to come; the machines' own are compared as passages).
+		h.tl.path("robustness:stiff-skipped")
+		return
+	}
+	stop := map[string][]string{}
+	for k, name := range gm.Machines {
+		stop[name] = gm.Cycles[k]
+	}
+	rc, err := reference.Derive(h.ctx, h.lm, reference.Options{MaxStates: h.prof.refStates, Stop: stop})
+	if err != nil {
+		if !errors.Is(err, reference.ErrInvalid) && !errors.Is(err, reference.ErrTooManyStates) {
+			h.t.Errorf("seed %d: reference with finished machines stopped: %v", gm.Seed, err)
+		}
+		return
+	}
+	// The reference's figures, at a goal near the mean makespan.
+	leafOf := map[string]int{}
+	for i, l := range rc.Leaves {
+		leafOf[l] = i
+	}
+	target := make([]bool, rc.N())
+	for i, st := range rc.States {
+		target[i] = true
+		for _, name := range gm.Machines {
+			if st[leafOf[name]] != reference.Finished {
+				target[i] = false
+			}
+		}
+	}
+	allP := rc.InitialStates(target)
+	allMean, _, err := rc.MeanTimes(allP)
+	if err != nil {
+		h.t.Errorf("seed %d: reference mean: %v", gm.Seed, err)
+		return
+	}
+	beta := 1.0
+	if !math.IsInf(allMean, 1) && allMean > 0 {
+		beta = 0.8 * allMean
+	}
+	type fig struct{ p, pErr, mean float64 }
+	var want []fig
+	for k := range gm.Machines {
+		p := rc.InitialActions(gm.Cycles[k])
+		v, e := rc.CDFs(p, []float64{beta})
+		m, _, err := rc.MeanTimes(p)
+		if err != nil {
+			h.t.Errorf("seed %d: reference mean: %v", gm.Seed, err)
+			return
+		}
+		want = append(want, fig{v[0], e[0], m})
+	}
+	allV, allE := rc.CDFs(allP, []float64{beta})
+	refRel := 4 * unitRoundoff * float64(rc.N())
+
+	s, err := ctmc.Compile(h.lm, ctmc.DefaultOptions)
+	if err != nil {
+		return // reported by compareCompiled
+	}
+	ms, err := models.FindMachines(s, nil)
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.Name)
+	}
+	if err != nil || !slices.Equal(names, gm.Machines) {
+		h.report(disagreement{Kind: "machines", Where: "robustness", Detail: fmt.Sprintf("detected %v (%v), generated %v", names, err, gm.Machines)})
+		return
+	}
+	opt := models.Options{Beta: beta, Epsilon: 1e-12}
+	// The analyses run every series to completion (quantiles, tails): on a
+	// stiff chain too large for the dense exponential that can take
+	// millions of steps, so they get a time limit, and a run that meets
+	// it is counted, not compared.
+	ctx, cancel := context.WithTimeout(h.ctx, 3*time.Second)
+	defer cancel()
+	timedOut := func(err error) bool {
+		if ctx.Err() != nil && h.ctx.Err() == nil || errors.Is(err, passage.ErrTooManySteps) {
+			h.tl.path("robustness:too-long")
+			if testing.Verbose() {
+				h.t.Logf("seed %d: robustness ran out of time (%v)", gm.Seed, err)
+			}
+			return true
+		}
+		return false
+	}
+	check := func(where string, res *models.Result) {
+		h.tl.path("robustness:" + where)
+		var bad []string
+		for k, mr := range res.Machines {
+			w := want[k]
+			if d, tol := math.Abs(mr.PByBeta-w.p), res.Epsilon+w.pErr; !(d <= tol) {
+				bad = append(bad, fmt.Sprintf("%s P(F <= %g): %.15g, reference %.15g", mr.Name, beta, mr.PByBeta, w.p))
+			}
+			if math.IsInf(w.mean, 1) != math.IsInf(mr.Mean, 1) ||
+				!math.IsInf(w.mean, 1) && !(math.Abs(mr.Mean-w.mean) <= (meanTolerance+refRel)*w.mean+pluginSlack*w.mean) {
+				bad = append(bad, fmt.Sprintf("%s E[F]: %.15g, reference %.15g", mr.Name, mr.Mean, w.mean))
+			}
+		}
+		groups := max(1, len(res.Groups))
+		if d, tol := math.Abs(res.PAllByBeta-allV[0]), float64(groups)*res.Epsilon+allE[0]; !(d <= tol) {
+			bad = append(bad, fmt.Sprintf("P(all <= %g): %.15g, reference %.15g (tolerance %.3g)", beta, res.PAllByBeta, allV[0], tol))
+		}
+		if math.IsInf(allMean, 1) != math.IsInf(res.ExpectedMakespan, 1) ||
+			!math.IsInf(allMean, 1) && !(math.Abs(res.ExpectedMakespan-allMean) <= res.MakespanError+(meanTolerance+refRel)*allMean) {
+			bad = append(bad, fmt.Sprintf("E[makespan]: %.15g (error <= %.3g), reference %.15g", res.ExpectedMakespan, res.MakespanError, allMean))
+		}
+		if len(bad) > 0 {
+			h.report(disagreement{Kind: "robustness", Where: where, Detail: strings.Join(bad, "; ")})
+		}
+	}
+	res, err := models.AnalyzeGroups(ctx, s, opt)
+	if err != nil {
+		if timedOut(err) {
+			return
+		}
+		h.report(disagreement{Kind: "robustness-error", Where: "groups", Detail: err.Error()})
+	} else {
+		check("groups", res)
+		for _, g := range res.Groups {
+			switch {
+			case len(g.Machines) > 1:
+				h.tl.path("robustness:coupled-machines")
+			case g.Solved == "exact":
+				h.tl.path("robustness:machine-with-shared")
+			}
+		}
+	}
+	fs, err := models.Stopped(s, opt)
+	if err != nil {
+		h.report(disagreement{Kind: "robustness-error", Where: "flat", Detail: err.Error()})
+		return
+	}
+	c, err := ctmc.Derive(ctx, fs, ctmc.DeriveOptions{MaxStates: 100000})
+	if err != nil {
+		if !timedOut(err) {
+			h.report(disagreement{Kind: "robustness-error", Where: "flat", Detail: err.Error()})
+		}
+		return
+	}
+	if res, err = models.Analyze(ctx, c, opt); err != nil {
+		if !timedOut(err) {
+			h.report(disagreement{Kind: "robustness-error", Where: "flat", Detail: err.Error()})
+		}
+		return
+	}
+	check("flat", res)
 }

@@ -77,7 +77,16 @@ func (c *Chain) StateString(i int) string {
 // Options bounds the exploration.
 type Options struct {
 	MaxStates int // 0: 100000
+	// Stop names components (sequential leaves, by their initial term,
+	// as Chain.Leaves lists them) and actions: a transition of such a
+	// leaf labelled by one of them leads it to the terminal local state
+	// Finished, which has no activity (semantics.md section 3, "A
+	// finished machine stops").
+	Stop map[string][]string
 }
+
+// Finished is the key of the terminal local state of a stopped leaf.
+const Finished = "finished"
 
 // Derive explores the model's state space breadth-first from the initial
 // state.
@@ -89,6 +98,7 @@ func Derive(ctx context.Context, m *lang.Model, opt Options) (*Chain, error) {
 	if err != nil {
 		return nil, err
 	}
+	in.setStop(opt.Stop)
 	c := &Chain{}
 	for _, l := range in.leaves {
 		c.Leaves = append(c.Leaves, l.leafName)

@@ -70,6 +70,30 @@ type interp struct {
 	merged map[int]bool // derivatives only the term-identity rule makes one
 	root   *node
 	leaves []*node
+	// stop[leaf] are the actions that lead leaf to the derivative
+	// finished (Options.Stop).
+	stop     map[int]map[string]bool
+	finished int
+}
+
+// setStop records which leaves stop on which actions, and makes the
+// terminal derivative.
+func (in *interp) setStop(stop map[string][]string) {
+	if len(stop) == 0 {
+		return
+	}
+	in.finished = len(in.derivs)
+	in.derivs = append(in.derivs, &derivative{key: Finished, done: true})
+	in.stop = map[int]map[string]bool{}
+	for i, l := range in.leaves {
+		if acts, ok := stop[l.leafName]; ok {
+			set := map[string]bool{}
+			for _, a := range acts {
+				set[a] = true
+			}
+			in.stop[i] = set
+		}
+	}
 }
 
 func newInterp(m *lang.Model) (*interp, error) {
@@ -325,7 +349,11 @@ func (in *interp) transitions(n *node, st []int) ([]trans, error) {
 		}
 		out := make([]trans, len(ms))
 		for i, mv := range ms {
-			out[i] = trans{action: mv.action, rate: mv.rate, changes: []change{{n.leaf, mv.target}}}
+			target := mv.target
+			if in.stop[n.leaf][mv.action] {
+				target = in.finished
+			}
+			out[i] = trans{action: mv.action, rate: mv.rate, changes: []change{{n.leaf, target}}}
 		}
 		return out, nil
 	case hideNode:

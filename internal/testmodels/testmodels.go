@@ -83,3 +83,96 @@ func Workstations(sizes ...int) string {
 	fmt.Fprintf(&b, "(%s) <repair> Repairman\n", strings.Join(parts, " <> "))
 	return b.String()
 }
+
+// Store is Mapping with a one-slot result store that every machine's
+// cycle-closing action must pass through (it then flushes at rate 2): the
+// machines are no longer independent, and the leaf tables do not apply.
+func Store(apps, machines int) string {
+	src := Mapping(apps, machines, 1)
+	lines := strings.Split(strings.TrimSpace(src), "\n")
+	system := lines[len(lines)-1]
+	var lasts, alts []string
+	for _, l := range LastActions(apps, machines) {
+		lasts = append(lasts, l[0])
+		alts = append(alts, fmt.Sprintf("(%s, infty).Flush", l[0]))
+	}
+	body := strings.Join(lines[:len(lines)-1], "\n")
+	return fmt.Sprintf("%s\nStore = %s;\nFlush = (flush, 2.0).Store;\n(%s) <%s> Store\n", body, strings.Join(alts, " + "), system, strings.Join(lasts, ", "))
+}
+
+// Networked is Mapping with networks that stage the machines' input: nets
+// lists, per network, the machines (1-based) that share it. A machine j on
+// a network starts each of its two paths with its own transfer (xfer<j>,
+// 2.0), which the network serves one at a time at rate speed:
+//
+//	Net<k> = (xfer<j>, infty).(sent<k>, speed).Net<k> + ...
+//
+// so the machines of one network are coupled (issue 23's models); the
+// others are as in Mapping.
+func Networked(apps, machines int, nets [][]int, speed float64) string {
+	var b strings.Builder
+	b.WriteString("// generated mapping model with shared networks\n")
+	for i := 1; i <= apps; i++ {
+		fmt.Fprintf(&b, "r%d = %.4g; p%d = %.4g;\n", i, 0.1+float64(i%7)*0.05, i, 0.08+float64(i%5)*0.04)
+	}
+	fmt.Fprintf(&b, "s = %g;\n", speed)
+	for i := 1; i <= apps; i++ {
+		fmt.Fprintf(&b, "A%d = (compute%d, infty).A%d;\n", i, i, i)
+	}
+	onNet := map[int]bool{}
+	for _, ms := range nets {
+		for _, m := range ms {
+			onNet[m] = true
+		}
+	}
+	for m := 1; m <= machines; m++ {
+		var ideal, pert strings.Builder
+		if onNet[m] {
+			fmt.Fprintf(&ideal, "(xfer%d, 2.0).", m)
+			fmt.Fprintf(&pert, "(xfer%d, 2.0).", m)
+		}
+		for i := m; i <= apps; i += machines {
+			fmt.Fprintf(&ideal, "(compute%d, r%d).", i, i)
+			fmt.Fprintf(&pert, "(compute%d, p%d).", i, i)
+		}
+		fmt.Fprintf(&b, "M%d = %sM%d + %sM%d;\n", m, ideal.String(), m, pert.String(), m)
+	}
+	var netTerms, xfers []string
+	for k, ms := range nets {
+		var alts []string
+		for _, m := range ms {
+			alts = append(alts, fmt.Sprintf("(xfer%d, infty).(sent%d, s).Net%d", m, k+1, k+1))
+			xfers = append(xfers, fmt.Sprintf("xfer%d", m))
+		}
+		fmt.Fprintf(&b, "Net%d = %s;\n", k+1, strings.Join(alts, " + "))
+		netTerms = append(netTerms, fmt.Sprintf("Net%d", k+1))
+	}
+	as, acts, ms := make([]string, apps), make([]string, apps), make([]string, machines)
+	for i := range as {
+		as[i] = fmt.Sprintf("A%d", i+1)
+		acts[i] = fmt.Sprintf("compute%d", i+1)
+	}
+	for m := range ms {
+		ms[m] = fmt.Sprintf("M%d", m+1)
+	}
+	system := strings.Join(ms, " <> ")
+	if len(nets) > 0 {
+		system = fmt.Sprintf("(%s) <%s> (%s)", system, strings.Join(xfers, ", "), strings.Join(netTerms, " <> "))
+	}
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(as, " <> "), strings.Join(acts, ", "), system)
+	return b.String()
+}
+
+// Pairs lists the networks of machines 1..machines taken two at a time
+// (a last machine alone gets its own), for Networked.
+func Pairs(machines int) [][]int {
+	var out [][]int
+	for m := 1; m <= machines; m += 2 {
+		if m+1 <= machines {
+			out = append(out, []int{m, m + 1})
+		} else {
+			out = append(out, []int{m})
+		}
+	}
+	return out
+}

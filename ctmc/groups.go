@@ -1,0 +1,263 @@
+package ctmc
+
+import (
+	"fmt"
+)
+
+// Groups and sub-models.
+//
+// Two moving leaves (leaves that are not inert: more than one local
+// state, or an active activity) are coupled when they perform a common
+// visible action: only through such an action can one leaf's moves depend
+// on another's (a cooperation on it, or the apparent rate it shares). The
+// groups are the connected sets of this relation. Groups never interact:
+// in every global state the transitions that move a group's leaves are
+// those of the group's own sub-model, the model with every other moving
+// leaf removed and, of the inert leaves, those that perform an action of
+// the group kept (an inert leaf never changes, and one that performs none
+// of the group's actions takes no part in its transitions). Removing a
+// leaf that performs none of the group's actions changes neither whether
+// a group transition exists (a cooperation set action the group performs
+// was blocked by the removed side before, which performed none of it, and
+// is blocked by the empty side after) nor its rate (apparent rates sum
+// over the performers of an action, and the removed leaf was none). So
+// the model's chain is the product of the groups' chains, and a passage
+// whose start and target concern one group has the same distribution on
+// that group's chain as on the whole.
+
+// Groups partitions the moving leaves of s into groups, each in leaf
+// order, the groups in the order of their first leaf.
+func (s *Structure) Groups() [][]*Leaf {
+	var moving []*Leaf
+	for _, l := range s.Leaves {
+		if !isInert(l) {
+			moving = append(moving, l)
+		}
+	}
+	parent := make([]int, len(moving))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	performer := map[int32]int{} // action -> a moving leaf performing it
+	for i, l := range moving {
+		for _, a := range leafActions(l) {
+			if a == TauAction {
+				continue
+			}
+			if j, ok := performer[a]; ok {
+				ri, rj := find(i), find(j)
+				if ri != rj {
+					parent[max(ri, rj)] = min(ri, rj)
+				}
+			} else {
+				performer[a] = i
+			}
+		}
+	}
+	index := map[int]int{}
+	var out [][]*Leaf
+	for i, l := range moving {
+		r := find(i)
+		g, ok := index[r]
+		if !ok {
+			g = len(out)
+			index[r] = g
+			out = append(out, nil)
+		}
+		out[g] = append(out[g], l)
+	}
+	return out
+}
+
+// FinishedState is the name of the terminal local state Restrict adds to a
+// stopped leaf. Process constants start with a capital letter, so it is
+// never a derivative's own name.
+const FinishedState = "finished"
+
+// Restrict returns the sub-model of s in which the given moving leaves
+// move, with every inert leaf that performs an action of theirs (the other
+// leaves removed), and a map from s's leaves to the sub-model's. moving nil
+// keeps every leaf. Stop lists, for some of the kept leaves, actions whose
+// transitions lead the leaf to a terminal local state (named
+// FinishedState, the leaf's last) instead of their targets: the stop rule
+// of semantics.md section 3, for finished machines. The sub-model's leaves
+// are in s's order; action ids are s's.
+func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure, map[*Leaf]*Leaf, error) {
+	keep := map[*Leaf]bool{}
+	if moving == nil {
+		for _, l := range s.Leaves {
+			keep[l] = true
+		}
+	} else {
+		alpha := map[int32]bool{}
+		for _, l := range moving {
+			keep[l] = true
+			for _, a := range leafActions(l) {
+				if a != TauAction {
+					alpha[a] = true
+				}
+			}
+		}
+		for _, l := range s.Leaves {
+			if !isInert(l) {
+				continue
+			}
+			for _, a := range leafActions(l) {
+				if alpha[a] {
+					keep[l] = true
+					break
+				}
+			}
+		}
+	}
+	for l := range stop {
+		if !keep[l] {
+			return nil, nil, fmt.Errorf("ctmc: leaf %s is stopped but not kept", l.Name)
+		}
+		if l.Counts != nil {
+			return nil, nil, fmt.Errorf("ctmc: leaf %s is an aggregated array, which cannot be stopped", l.Name)
+		}
+	}
+	sub := &Structure{Actions: s.Actions, actionID: s.actionID, file: s.file, maxStates: s.maxStates}
+	mapping := map[*Leaf]*Leaf{}
+	var copyNode func(n node) node
+	copyNode = func(n node) node {
+		switch m := n.(type) {
+		case *constNode:
+			return copyNode(m.orig)
+		case *leafNode:
+			if !keep[m.leaf] {
+				return nil
+			}
+			nl := copyLeaf(m.leaf, stop[m.leaf])
+			mapping[m.leaf] = nl
+			sub.Leaves = append(sub.Leaves, nl)
+			sub.Aggregated = sub.Aggregated || nl.Counts != nil
+			return &leafNode{leaf: nl}
+		case *parNode:
+			var kids []node
+			for _, k := range m.kids {
+				if c := copyNode(k); c != nil {
+					kids = append(kids, c)
+				}
+			}
+			switch len(kids) {
+			case 0:
+				return nil
+			case 1:
+				return kids[0]
+			}
+			return &parNode{kids: kids}
+		case *hideNode:
+			c := copyNode(m.child)
+			if c == nil {
+				return nil
+			}
+			return &hideNode{child: c, hidden: m.hidden}
+		case *coopNode:
+			x, y := copyNode(m.x), copyNode(m.y)
+			switch {
+			case x == nil && y == nil:
+				return nil
+			case x == nil || y == nil:
+				kept := x
+				if kept == nil {
+					kept = y
+				}
+				// The removed side performed none of the kept side's
+				// actions: those in the set stay blocked, by an empty
+				// side, and the rest pass as before.
+				blocks := false
+				for a := range alphabet(kept) {
+					blocks = blocks || m.set[a]
+				}
+				if !blocks {
+					return kept
+				}
+				if x == nil {
+					x = &parNode{}
+				} else {
+					y = &parNode{}
+				}
+			}
+			return &coopNode{x: x, y: y, set: m.set}
+		case *multiCoopNode:
+			kids := make([]node, len(m.kids))
+			any := false
+			for i, k := range m.kids {
+				if kids[i] = copyNode(k); kids[i] != nil {
+					any = true
+				} else {
+					kids[i] = &parNode{} // enables nothing: blocks the set, as the removed kid did for the kept ones
+				}
+			}
+			if !any {
+				return nil
+			}
+			return &multiCoopNode{kids: kids, set: m.set}
+		}
+		panic(fmt.Sprintf("ctmc: Restrict meets node %T", n))
+	}
+	root := copyNode(s.root)
+	if root == nil {
+		root = &parNode{}
+	}
+	sub.root = root
+	if err := sub.pack(); err != nil {
+		return nil, nil, err
+	}
+	return sub, mapping, nil
+}
+
+// copyLeaf returns a copy of l with its own place in a packed state (set
+// by pack) and, when stop lists actions, a terminal local state that those
+// actions lead to.
+func copyLeaf(l *Leaf, stop []int32) *Leaf {
+	nl := &Leaf{Name: l.Name, Group: l.Group, Comp: l.Comp, Copies: l.Copies, NumLocal: l.NumLocal, Counts: l.Counts, trans: l.trans}
+	if len(stop) == 0 {
+		return nl
+	}
+	isStop := map[int32]bool{}
+	for _, a := range stop {
+		isStop[a] = true
+	}
+	done := int32(l.NumLocal)
+	comp := &Component{Name: l.Comp.Name, States: append(append([]string(nil), l.Comp.States...), FinishedState)}
+	for st, ts := range l.Comp.trans {
+		out := make([]localTrans, len(ts))
+		for i, t := range ts {
+			if isStop[t.action] {
+				t.target = done
+			}
+			out[i] = t
+		}
+		comp.trans = append(comp.trans, out)
+		comp.prov = append(comp.prov, l.Comp.prov[st])
+	}
+	comp.trans = append(comp.trans, nil)
+	comp.prov = append(comp.prov, nil)
+	nl.Comp, nl.trans, nl.NumLocal = comp, comp.trans, l.NumLocal+1
+	return nl
+}
+
+// LeafNames lists the names of leaves, sorted as given.
+func LeafNames(ls []*Leaf) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	return out
+}
+
+// IsInert reports whether a leaf never moves and only cooperates
+// passively (one local state, passive activities only): the applications
+// of a mapping model.
+func IsInert(l *Leaf) bool { return isInert(l) }

@@ -1,0 +1,631 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"pepa/ctmc"
+	"pepa/passage"
+)
+
+// GroupResult is how one group of coupled machines was solved (semantics.md
+// section 3: machines that share a component, or cooperate, form a group;
+// a machine that shares nothing is a group of its own).
+type GroupResult struct {
+	Machines   []string // its analysed machines, in model order
+	Components []string // every component of the group that moves (its machines, what they share)
+	States     int      // states of the chain it was solved on (0 when not derived)
+	// Solved is "alone" (one machine on its own chain), "exact" (the
+	// group's chain), "simulated" (past the state limit), or
+	// "unavailable".
+	Solved string
+	Why    string
+	// PAllByBeta is the probability that every analysed machine of the
+	// group has finished by beta, Mean the expected time until they all
+	// have (NaN when unavailable).
+	PAllByBeta, Mean float64
+	// MeanError bounds the error of Mean: 1e-12 relative for a linear
+	// solve, the tail estimate for a series sum.
+	MeanError float64
+	// Interval bounds of simulated figures (NaN for exact ones).
+	PAllLo, PAllHi float64
+	dist           *passage.Result
+	maxRest        float64   // largest mean remaining time (NaN: tails from the series)
+	simFinish      []float64 // simulated: the group's all-finished time per replication
+}
+
+// stopped reports whether the stop rule applies: initial semantics, and the
+// finished-machines-keep-cycling reading not asked for.
+func (o *Options) stopped() bool { return o.Semantics == passage.Initial && !o.Cycling }
+
+// Stopped returns the structure on which the makespan figures of a flat
+// analysis are computed: for initial semantics (and without Cycling) the
+// model with every machine's cycle-closing actions leading to a terminal
+// local state (semantics.md section 3, "A finished machine stops"),
+// otherwise s itself.
+func Stopped(s *ctmc.Structure, opt Options) (*ctmc.Structure, error) {
+	opt.defaults()
+	if !opt.stopped() {
+		return s, nil
+	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	sub, _, err := s.Restrict(nil, stopMap(all))
+	return sub, err
+}
+
+// stopMap maps every machine's leaf to its cycle-closing actions.
+func stopMap(machines []*Machine) map[*ctmc.Leaf][]int32 {
+	out := map[*ctmc.Leaf][]int32{}
+	for _, m := range machines {
+		out[m.Leaf] = m.Last
+	}
+	return out
+}
+
+// groupJob is one group to solve: its moving leaves and the analysed
+// machines among them (indices into the machines slice).
+type groupJob struct {
+	leaves   []*ctmc.Leaf
+	machines []int
+	// Set by the first phase:
+	c     *ctmc.Chain
+	probs []passage.Problem // one per machine, then the group's all-finished passage (two or more machines)
+	own   float64           // uniformization rate of a machine alone (0 otherwise)
+	flags bool              // the all-finished passage is on a chain with completion flags (cycling)
+	fc    *ctmc.Chain       // that chain
+	err   error             // a group that could not be derived (ErrTooManyStates)
+}
+
+// AnalyzeGroups computes the robustness of a mapping by groups of coupled
+// machines (ctmc.Structure.Groups): each group on its own chain, in
+// parallel, the joint figures as products over the groups. A machine that
+// forms a group of its own is solved on the chain of its own moves. The
+// figures are exactly those of the product chain (tests compare both).
+//
+// Under initial semantics (without Cycling) a machine stops once it has
+// finished (Stopped): a group's chain is built with its machines'
+// cycle-closing actions leading to terminal states, and the probability
+// that all of a group's machines have finished by t is the passage into
+// the states where they are all terminal. With Cycling, the chain with a
+// completion flag per machine gives it instead. Under plug-in semantics
+// the machines' distributions come from every group's steady state (see
+// passage.PluginPartProblem) and the joint figures are their products.
+//
+// A group whose chain passes MaxGroupStates is simulated when Simulate is
+// set (its figures with confidence intervals, the others exact), and
+// otherwise fails the analysis with ctmc.ErrTooManyStates.
+func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result, error) {
+	opt.defaults()
+	machines, err := FindMachines(s, opt.Machines)
+	if err != nil {
+		return nil, err
+	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		all = machines // named machines the detection misses
+	}
+	stop := map[*ctmc.Leaf][]int32{}
+	if opt.stopped() {
+		stop = stopMap(append(all, machines...))
+	}
+	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, Solved: "decomposed", Independent: true}
+	res.Warnings = Uncomputed(s, machines)
+	res.Machines = make([]MachineResult, len(machines))
+	for i, m := range machines {
+		res.Machines[i] = newMachineResult(m, s, opt.Pragmas)
+	}
+	// The groups with an analysed machine (under plug-in semantics every
+	// group: the others' exit rates weight the sources).
+	of := map[*ctmc.Leaf]int{}
+	for i, m := range machines {
+		of[m.Leaf] = i
+	}
+	var jobs []*groupJob
+	for _, g := range s.Groups() {
+		j := &groupJob{leaves: g}
+		for _, l := range g {
+			if i, ok := of[l]; ok {
+				j.machines = append(j.machines, i)
+			}
+		}
+		if len(j.machines) > 0 || opt.Semantics == passage.Plugin {
+			jobs = append(jobs, j)
+		}
+		if len(j.machines) > 1 || len(g) > 1 && len(j.machines) > 0 {
+			res.Independent = false
+			if res.Dependence == "" {
+				res.Dependence = "machines " + strings.Join(machineNamesOf(machines, j.machines), ", ") + " are coupled through " + strings.Join(otherNames(g, machines), ", ")
+			}
+		}
+	}
+	// Phase 1, in parallel: every group's chain.
+	err = parallel(ctx, len(jobs), func(k int) error {
+		return jobs[k].derive(ctx, s, stop, opt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		if j.err != nil && opt.Simulate == nil {
+			return nil, j.err
+		}
+	}
+	// The problems: plug-in starts need every group's steady state.
+	if opt.Semantics == passage.Plugin {
+		if err := pluginProblems(ctx, jobs, machines, res); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, j := range jobs {
+			if j.c != nil {
+				if err := j.initialProblems(machines, opt); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	// Machines alone share one uniformization rate (their joint figures
+	// then share Poisson weights), unless theirs is far below it.
+	shared := 0.0
+	for _, j := range jobs {
+		if j.own > 0 {
+			shared = math.Max(shared, j.own)
+		}
+	}
+	for _, j := range jobs {
+		if j.own > 0 && j.own*ownRateRatio >= shared {
+			j.own = shared
+		}
+	}
+	res.Groups = make([]GroupResult, len(jobs))
+	err = parallel(ctx, len(jobs), func(k int) error {
+		return jobs[k].solve(ctx, machines, res, &res.Groups[k], opt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range jobs {
+		g := &res.Groups[k]
+		if j.err != nil {
+			if err := simulateGroup(ctx, s, j, machines, stop, res, g, opt); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Groups without analysed machines were only needed for the rates.
+	kept := res.Groups[:0]
+	for k, j := range jobs {
+		if len(j.machines) > 0 {
+			kept = append(kept, res.Groups[k])
+		}
+	}
+	res.Groups = kept
+	states, product := 0, 1.0
+	for _, g := range res.Groups {
+		states += g.States
+		product *= float64(max(g.States, 1))
+	}
+	res.States, res.ProductStates = states, product
+	res.Robustness = math.Inf(1)
+	analysed := 0
+	for i := range res.Machines {
+		if mr := &res.Machines[i]; !math.IsNaN(mr.PByBeta) {
+			res.Robustness = math.Min(res.Robustness, mr.PByBeta)
+			analysed++
+		}
+	}
+	if analysed == 0 {
+		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
+	}
+	res.setEpsilon(opt.Epsilon)
+	if opt.Semantics == passage.Plugin {
+		res.productJoint(1e-9)
+		res.Joint = "product of the machines' plug-in distributions (each has its own start)"
+		if !res.Independent {
+			res.Joint += ", although " + res.Dependence
+		}
+		return res, nil
+	}
+	res.groupJoint(1e-9)
+	return res, nil
+}
+
+func machineNamesOf(machines []*Machine, idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, machines[i].Name)
+	}
+	return out
+}
+
+// otherNames names a group's moving leaves that are not machines (what
+// the machines share), or says they cooperate directly.
+func otherNames(g []*ctmc.Leaf, machines []*Machine) []string {
+	isM := map[*ctmc.Leaf]bool{}
+	for _, m := range machines {
+		isM[m.Leaf] = true
+	}
+	var out []string
+	for _, l := range g {
+		if !isM[l] {
+			out = append(out, l.Name)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"actions they both perform"}
+	}
+	return out
+}
+
+// derive builds the group's chain: a machine alone its own moves; other
+// groups their sub-model, its machines stopped where stop says, derived up
+// to MaxGroupStates (past it, j.err wraps ctmc.ErrTooManyStates).
+func (j *groupJob) derive(ctx context.Context, s *ctmc.Structure, stop map[*ctmc.Leaf][]int32, opt Options) error {
+	if len(j.leaves) == 1 {
+		if c, ok := s.OwnChain(j.leaves[0]); ok {
+			j.c = c
+			return nil
+		}
+	}
+	groupStop := map[*ctmc.Leaf][]int32{}
+	for _, l := range j.leaves {
+		if a, ok := stop[l]; ok && len(j.leaves) > 1 {
+			groupStop[l] = a
+		}
+	}
+	sub, _, err := s.Restrict(j.leaves, groupStop)
+	if err != nil {
+		return err
+	}
+	c, err := ctmc.Derive(ctx, sub, ctmc.DeriveOptions{MaxStates: opt.MaxGroupStates})
+	if errors.Is(err, ctmc.ErrTooManyStates) && ctx.Err() == nil {
+		j.err = fmt.Errorf("the group of %s: %w", strings.Join(ctmc.LeafNames(j.leaves), ", "), err)
+		return nil
+	}
+	j.c = c
+	return err
+}
+
+// leafIn is the leaf of chain c's structure named like l.
+func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
+	for _, x := range c.S.Leaves {
+		if x.Name == l.Name {
+			return x
+		}
+	}
+	return nil
+}
+
+// initialProblems sets the initial-semantics passages of a group: each
+// machine's first firing of its cycle-closing actions, from the start the
+// pragmas give its components, and with two or more machines the passage
+// to all of them finished.
+func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
+	c := j.c
+	var own *Pragmas
+	if opt.Pragmas != nil {
+		own = &Pragmas{Initial: map[string]map[string]float64{}}
+		for _, l := range c.S.Leaves {
+			if d, ok := opt.Pragmas.initialOf(l.Name); ok {
+				own.Initial[l.Name] = d
+			}
+		}
+	}
+	alpha, err := initialDistribution(c, own)
+	if err != nil {
+		return fmt.Errorf("the group of %s: %w", strings.Join(ctmc.LeafNames(j.leaves), ", "), err)
+	}
+	if alpha == nil {
+		alpha = make([]float64, c.N)
+		alpha[0] = 1
+	}
+	for _, i := range j.machines {
+		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: machines[i].Last})
+	}
+	if len(j.leaves) == 1 {
+		j.own = passage.UniformizationRate(c, j.probs)
+	}
+	if len(j.machines) < 2 {
+		return nil
+	}
+	var leaves []*ctmc.Leaf
+	var done []int
+	for _, i := range j.machines {
+		l := leafIn(c, machines[i].Leaf)
+		leaves = append(leaves, l)
+		done = append(done, finishedState(l))
+	}
+	if done[0] >= 0 {
+		// Stopped machines: all finished is all terminal, a closed set.
+		target := make([]bool, c.N)
+		for i := range target {
+			st := c.State(i)
+			target[i] = true
+			for k, l := range leaves {
+				if l.Local(st) != done[k] {
+					target[i] = false
+					break
+				}
+			}
+		}
+		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetStates: target})
+		return nil
+	}
+	// Machines that keep cycling: the chain with a completion flag each.
+	var ms []*Machine
+	for _, i := range j.machines {
+		ms = append(ms, machines[i])
+	}
+	fc, target, fcAlpha, err := flagChain(context.Background(), c, ms, alpha, opt.MaxJointStates)
+	if err != nil {
+		return fmt.Errorf("the group of %s: %w", strings.Join(ctmc.LeafNames(j.leaves), ", "), err)
+	}
+	j.flags, j.fc = true, fc
+	j.probs = append(j.probs, passage.Problem{Alpha: fcAlpha, TargetStates: target})
+	return nil
+}
+
+// pluginProblems sets every machine's plug-in passage: from the states
+// entered by its first actions, weighted by its group's steady state and
+// every group's mean exit rate (passage.PluginPartProblem).
+func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, res *Result) error {
+	chains := make([]*ctmc.Chain, len(jobs))
+	for k, j := range jobs {
+		if j.c == nil {
+			return fmt.Errorf("plug-in semantics needs every group's chain: %w", j.err)
+		}
+		chains[k] = j.c
+	}
+	pis, qbar, err := passage.PartRates(ctx, chains)
+	if err != nil {
+		return err
+	}
+	sum := 0.0
+	for _, q := range qbar {
+		sum += q
+	}
+	for k, j := range jobs {
+		for _, i := range j.machines {
+			m := machines[i]
+			mr := &res.Machines[i]
+			if sameSet(m.First, m.Last) {
+				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
+				j.probs = append(j.probs, passage.Problem{})
+				continue
+			}
+			pr, err := passage.PluginPartProblem(j.c, pis[k], sum-qbar[k], m.First, m.Last)
+			if err != nil {
+				return fmt.Errorf("machine %s: %w", m.Name, err)
+			}
+			j.probs = append(j.probs, pr)
+		}
+		if len(j.leaves) == 1 && len(j.probs) > 0 && j.probs[0].Alpha != nil {
+			j.own = passage.UniformizationRate(j.c, j.probs)
+		}
+	}
+	return nil
+}
+
+// meanSolveLimit is the largest chain (transitions) on which a group's
+// means come from the linear solve (exact to 1e-12, with the largest mean
+// remaining time for the tails); larger ones sum their series.
+const meanSolveLimit = 4 << 20
+
+// solve computes the group's passages, its machines' figures and its
+// all-finished distribution.
+func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, g *GroupResult, opt Options) error {
+	g.Machines = machineNamesOf(machines, j.machines)
+	g.Components = ctmc.LeafNames(j.leaves)
+	g.PAllByBeta, g.Mean, g.MeanError, g.PAllLo, g.PAllHi = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	if j.c == nil || len(j.machines) == 0 {
+		return nil
+	}
+	g.States = j.c.N
+	g.Solved = "exact"
+	g.Why = fmt.Sprintf("its own chain, %d states", j.c.N)
+	if len(j.leaves) == 1 {
+		g.Solved, g.Why = "alone", fmt.Sprintf("one machine on the chain of its own moves, %d states", j.c.N)
+	}
+	// The machines' passages together (one sweep a step), the flag
+	// chain's apart.
+	var probs []passage.Problem
+	var who []int // index into j.probs
+	for k, pr := range j.probs {
+		if pr.Alpha != nil && !(j.flags && k == len(j.probs)-1) {
+			probs = append(probs, pr)
+			who = append(who, k)
+		}
+	}
+	popt := passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Q: j.own}
+	rs, err := passage.Solve(ctx, j.c, probs, popt)
+	if err != nil {
+		return fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)
+	}
+	dists := make([]*passage.Result, len(j.probs))
+	for k, r := range rs {
+		dists[who[k]] = r
+	}
+	if j.flags {
+		fr, err := passage.Solve(ctx, j.fc, j.probs[len(j.probs)-1:], passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true})
+		if err != nil {
+			return err
+		}
+		dists[len(dists)-1] = fr[0]
+	}
+	linear := len(j.c.Col) <= meanSolveLimit
+	for k, i := range j.machines {
+		mr := &res.Machines[i]
+		d := dists[k]
+		if d == nil {
+			continue // plug-in: nothing to compute (noted)
+		}
+		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
+			return err
+		}
+		if err := mr.setMeanFrom(ctx, j.c, j.probs[k], d, linear); err != nil {
+			return err
+		}
+		if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {
+			return err
+		}
+		if note := neverFinishes(mr); note != "" {
+			mr.Note = note
+		}
+	}
+	if opt.Semantics == passage.Plugin {
+		return nil
+	}
+	// The group's all-finished distribution: the one machine's own, or
+	// its passage.
+	if len(j.machines) == 1 {
+		mr := &res.Machines[j.machines[0]]
+		g.dist, g.maxRest, g.Mean = mr.dist, mr.maxRest, mr.Mean
+		g.MeanError = mr.meanError
+		g.PAllByBeta = mr.PByBeta
+		return nil
+	}
+	d := dists[len(dists)-1]
+	g.dist = d
+	if g.PAllByBeta, err = d.CDF(opt.Beta); err != nil {
+		return err
+	}
+	chain := j.c
+	if j.flags {
+		chain = j.fc
+	}
+	var tmp MachineResult
+	if err := tmp.setMeanFrom(ctx, chain, j.probs[len(j.probs)-1], d, linear && len(chain.Col) <= meanSolveLimit); err != nil {
+		return err
+	}
+	g.Mean, g.maxRest, g.MeanError = tmp.Mean, tmp.maxRest, tmp.meanError
+	return nil
+}
+
+// setMeanFrom sets the mean of a passage (and its largest remaining mean
+// time, for tails): by the linear solve when asked (and for a dense
+// result, which has no series), else from the series (maxRest NaN: tails
+// from the series too). A mean that cannot be had is NaN with a note.
+func (mr *MachineResult) setMeanFrom(ctx context.Context, c *ctmc.Chain, pr passage.Problem, d *passage.Result, linear bool) error {
+	if !linear {
+		m, tail, err := d.SeriesMean()
+		if err == nil {
+			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			if math.IsInf(m, 1) {
+				mr.maxRest = math.Inf(1)
+			}
+			return nil
+		}
+	}
+	if err := mr.setMean(ctx, c, pr); err != nil {
+		return err
+	}
+	mr.meanError = 1e-12 * mr.Mean
+	return nil
+}
+
+// groupJoint sets the joint figures from the groups: P(max F <= beta) the
+// product of the groups' all-finished probabilities, E[makespan] the
+// integral of 1 - the product of their distributions (MaxMean).
+func (res *Result) groupJoint(tol float64) {
+	var dists []*passage.Result
+	var rest []float64
+	cdfErr, scale := 0.0, 0.0
+	res.PAllByBeta = 1
+	exact := 0
+	for _, g := range res.Groups {
+		if g.dist == nil {
+			continue
+		}
+		exact++
+		res.PAllByBeta *= g.PAllByBeta
+		dists = append(dists, g.dist)
+		rest = append(rest, g.maxRest)
+		cdfErr += g.dist.Epsilon
+		scale = math.Max(scale, g.Mean)
+	}
+	alone := countAlone(res.Groups)
+	switch coupled := len(res.Groups) - alone; {
+	case coupled == 0:
+		res.Joint = "product over " + Plural(alone, "machine", "machines") + " alone"
+	case alone == 0:
+		res.Joint = "product over " + Plural(coupled, "group", "groups") + " of coupled machines, all finished on each group's own chain"
+	default:
+		res.Joint = "product over " + Plural(coupled, "group", "groups") + " of coupled machines (all finished on each group's own chain) and " + Plural(alone, "machine", "machines") + " alone"
+	}
+	if res.simulated() {
+		res.simulatedJoint(dists, rest, cdfErr, scale, tol)
+		return
+	}
+	if math.IsNaN(scale) {
+		res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN()
+		return
+	}
+	if len(res.Groups) == 1 {
+		// One group: the makespan is its all-finished time.
+		g := res.Groups[0]
+		res.ExpectedMakespan, res.MakespanError = g.Mean, g.MeanError
+		return
+	}
+	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(sortByQ(dists)), tailOf(dists, rest), scale, tol, cdfErr, shortestScale(dists))
+}
+
+func countAlone(gs []GroupResult) int {
+	n := 0
+	for _, g := range gs {
+		if g.Solved == "alone" {
+			n++
+		}
+	}
+	return n
+}
+
+// tailOf bounds integral_T^inf (1 - prod F) for MaxMean: sum over the
+// distributions of (1 - F(T)) times the largest mean remaining time, or
+// the series' own tail where that is unknown (NaN).
+func tailOf(dists []*passage.Result, rest []float64) func(float64) float64 {
+	return func(T float64) float64 {
+		s := 0.0
+		for j, d := range dists {
+			if math.IsNaN(rest[j]) {
+				x, err := d.SeriesTail(T)
+				if err != nil {
+					return math.Inf(1)
+				}
+				s += x
+				continue
+			}
+			f, err := d.CDF(T)
+			if err != nil {
+				return math.Inf(1)
+			}
+			if f < 1 {
+				s += (1 - f) * rest[j]
+			}
+		}
+		return s
+	}
+}
+
+// sortByQ orders distributions by uniformization rate, so that those that
+// share one share Poisson weights (cdfProduct).
+func sortByQ(ds []*passage.Result) []*passage.Result {
+	out := append([]*passage.Result(nil), ds...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Q < out[j].Q })
+	return out
+}
+
+// Plural is "1 machine" or "n machines".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

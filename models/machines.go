@@ -81,8 +81,12 @@ func finishedState(l *ctmc.Leaf) int {
 // application actions (those other components perform passively) that leave
 // and re-enter its initial local state; its own private activities (an
 // owner process written into the machine, work phases) are neither. Apps is
-// the number of distinct application actions it performs.
-func machineOf(l *ctmc.Leaf, passive map[int32]bool) *Machine {
+// the number of distinct applications it computes: the actions it performs
+// that an inert component (one local state, passive only: an application)
+// performs passively, or, for a machine that performs none, every
+// application action (a transfer to a shared network is not an
+// application, though the network performs it passively).
+func machineOf(l *ctmc.Leaf, passive, inertApps map[int32]bool) *Machine {
 	m := &Machine{Name: l.Name, Leaf: l}
 	// Application actions when some leave/enter the initial state, else
 	// every action that does (semantics.md section 3).
@@ -90,12 +94,15 @@ func machineOf(l *ctmc.Leaf, passive map[int32]bool) *Machine {
 	for i := range first {
 		first[i], last[i] = map[int32]bool{}, map[int32]bool{}
 	}
-	apps := map[int32]bool{}
+	apps, inert := map[int32]bool{}, map[int32]bool{}
 	for s := 0; s < l.NumLocal; s++ {
 		for _, t := range l.Transitions(s) {
 			app := passive[t.Action]
 			if app {
 				apps[t.Action] = true
+			}
+			if inertApps[t.Action] {
+				inert[t.Action] = true
 			}
 			for i, use := range []bool{app, true} {
 				if use && s == 0 {
@@ -114,6 +121,9 @@ func machineOf(l *ctmc.Leaf, passive map[int32]bool) *Machine {
 		return sortedIDs(sets[1])
 	}
 	m.First, m.Last, m.Apps = pick(first), pick(last), len(apps)
+	if len(inert) > 0 {
+		m.Apps = len(inert)
+	}
 	return m
 }
 
@@ -131,7 +141,8 @@ func sortedIDs(set map[int32]bool) []int32 {
 func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 	byName := map[string]*ctmc.Leaf{}
 	var all []string
-	passive := map[int32]bool{} // actions some component performs passively
+	passive := map[int32]bool{}   // actions some component performs passively
+	inertApps := map[int32]bool{} // those an application (an inert component) performs
 	for _, l := range s.Leaves {
 		byName[l.Name] = l
 		all = append(all, l.Name)
@@ -139,6 +150,9 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 			for _, t := range l.Transitions(st) {
 				if t.Passive {
 					passive[t.Action] = true
+					if ctmc.IsInert(l) {
+						inertApps[t.Action] = true
+					}
 				}
 			}
 		}
@@ -158,13 +172,13 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 			if !isMachine(l, passive) {
 				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
 			}
-			out = append(out, machineOf(l, passive))
+			out = append(out, machineOf(l, passive, inertApps))
 		}
 		return out, nil
 	}
 	for _, l := range s.Leaves {
 		if isMachine(l, passive) {
-			out = append(out, machineOf(l, passive))
+			out = append(out, machineOf(l, passive, inertApps))
 		}
 	}
 	if len(out) == 0 {

@@ -257,9 +257,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 			mj["note"] = m.Note
 		}
 		if iv := intervalJSON(m.PByBetaLo, m.PByBetaHi); iv != nil {
-			mj["p_by_beta_interval"] = iv
-			mj["mean_interval"] = intervalJSON(m.MeanLo, m.MeanHi)
-			mj["q99_interval"] = intervalJSON(m.QuantileLo, m.QuantileHi)
+			mj["p_by_beta_ci"] = iv
+			mj["mean_ci"] = intervalJSON(m.MeanLo, m.MeanHi)
+			mj["q99_ci"] = intervalJSON(m.QuantileLo, m.QuantileHi)
 		}
 		if !math.IsNaN(m.Availability) {
 			mj["availability"] = m.Availability
@@ -290,8 +290,8 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 		out["epsilon"] = r.Epsilon
 	}
 	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil {
-		out["p_all_by_beta_interval"] = iv
-		out["expected_makespan_interval"] = intervalJSON(r.MakespanLo, r.MakespanHi)
+		out["p_all_by_beta_ci"] = iv
+		out["expected_makespan_ci"] = intervalJSON(r.MakespanLo, r.MakespanHi)
 		out["confidence"] = r.Confidence
 	}
 	if len(r.Groups) > 0 {
@@ -300,7 +300,7 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 			gj := map[string]any{"machines": g.Machines, "components": g.Components, "states": g.States,
 				"solved": g.Solved, "why": g.Why, "p_all_by_beta": jsonFloat(g.PAllByBeta), "expected_finish": jsonFloat(g.Mean)}
 			if iv := intervalJSON(g.PAllLo, g.PAllHi); iv != nil {
-				gj["p_all_by_beta_interval"] = iv
+				gj["p_all_by_beta_ci"] = iv
 			}
 			gs = append(gs, gj)
 		}

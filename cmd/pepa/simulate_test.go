@@ -54,7 +54,7 @@ func TestSimulateMatchesLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := testchain.ChainFile(t, "../../testdata/cluster/paired.pepa")
-	spec, _, err := robustnessSpec(c.S, 30, nil)
+	spec, _, err := robustnessSpec(c.S, 30, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

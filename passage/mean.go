@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 )
 
 // ErrMeanUnavailable is returned (wrapped) when a mean passage time cannot
@@ -52,6 +53,9 @@ var denseBlock = 600
 func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaining float64, err error) {
 	if c.Col == nil && c.N > 0 {
 		return 0, 0, fmt.Errorf("%w: the chain's transitions were released", ErrMeanUnavailable)
+	}
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the mean's linear system over %d states", c.N), meanBytes(c), ""); err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrMeanUnavailable, err)
 	}
 	sys := meanSystem(c, pr)
 	m, err := sys.solve(ctx)

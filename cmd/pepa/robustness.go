@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -41,7 +43,8 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "robustness"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "robustness")
+	if code >= 0 {
 		return code
 	}
 	if code := sf.validate(e, "robustness"); code >= 0 {
@@ -136,6 +139,10 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 				mopt.ReleaseChain = true // c is not used after the analysis
 				if r, err = models.Analyze(ctx, c, mopt); err == nil {
 					r.Why = why
+				} else if *simulateBig && errors.Is(err, membudget.ErrOverBudget) {
+					// The chain fits, its solution does not: simulate.
+					c = nil
+					r, err = simulateRobustness(ctx, e, name, s, mopt, &sf, "the solution does not fit the memory budget ("+err.Error()+")")
 				}
 			}
 		}

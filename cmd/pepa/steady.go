@@ -25,7 +25,8 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "steady"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "steady")
+	if code >= 0 {
 		return code
 	}
 	if len(files) != 1 {

@@ -1256,6 +1256,10 @@ func (p *pool) run(fn func(int)) {
 }
 
 func (p *pool) close() {
+	// The workers may exit after the caller goes on: they must not keep
+	// the last step's vectors and kernel reachable (a memory budget check
+	// right after would count them).
+	p.fn = nil
 	for _, ch := range p.start {
 		close(ch)
 	}

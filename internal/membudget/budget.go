@@ -25,6 +25,10 @@ type Budget struct {
 	// (Source among them), for --verbose.
 	Source  Source
 	Sources []Source
+	// Outside is the resident memory that is not the runtime's (the
+	// binary's pages) when the budget was taken: a size given for the
+	// whole process (Given) is reduced by it.
+	Outside int64
 	// Note, if not empty, says why the budget is not what was asked (an
 	// explicit size capped by a hard limit).
 	Note string
@@ -75,11 +79,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return ErrOverBudget }
 
-// Given is a budget of exactly bytes (pepa's --memory), named name, capped
-// by the hard limits among detected's sources (nil: none), since past those
-// the process is killed or crashes.
+// Given is a budget of bytes for the whole process (pepa's --memory),
+// named name: the runtime may hold bytes less what detected found resident
+// outside it (the binary), capped by the hard limits among detected's
+// sources (nil: none), since past those the process is killed or crashes.
 func Given(name string, bytes int64, detected *Budget) *Budget {
-	b := &Budget{Limit: bytes, Source: Source{Name: name, Limit: bytes, Allows: bytes}}
+	var outside int64
+	if detected != nil {
+		outside = detected.Outside
+	}
+	allows := max(1, bytes-outside)
+	b := &Budget{Limit: allows, Outside: outside, Source: Source{Name: name, Limit: bytes, Used: outside, Allows: allows}}
 	b.Sources = []Source{b.Source}
 	if detected == nil {
 		return b
@@ -121,6 +131,9 @@ func (b *Budget) String() string {
 func (s Source) describe() string {
 	if s.Used > 0 {
 		return fmt.Sprintf("%s %s less %s used", s.Name, FormatSize(s.Limit), FormatSize(s.Used))
+	}
+	if s.Limit != s.Allows {
+		return fmt.Sprintf("%s %s", s.Name, FormatSize(s.Limit))
 	}
 	return s.Name
 }

@@ -105,6 +105,10 @@ func TestDetectPicksTheSmallest(t *testing.T) {
 		{"memavailable", func(f *fakeSystem) {
 			f.files["/proc/meminfo"] = "MemAvailable:   1048576 kB\n"
 		}, "MemAvailable", allowsFor(10*mib, gib, 0, 32*mib, 5), false},
+		{"memavailable, the binary resident", func(f *fakeSystem) {
+			f.files["/proc/meminfo"] = "MemAvailable:   1048576 kB\n"
+			f.files["/proc/self/status"] = "VmSize:\t  702640 kB\nVmRSS:\t   16384 kB\n" // 6 MiB besides the runtime's 10
+		}, "MemAvailable", allowsFor(4*mib, gib, 0, 32*mib, 5), false},
 		{"ulimit -v", func(f *fakeSystem) {
 			f.as = uint64(2 * gib)
 			f.files["/proc/self/status"] = "Name:\tpepa\nVmPeak:\t  702640 kB\nVmSize:\t  702640 kB\nVmData:\t   40416 kB\n"
@@ -191,6 +195,12 @@ func TestGivenIsCappedByHardLimits(t *testing.T) {
 	if small.Limit != 100*mib || small.Source.Name != "--memory" || small.Note != "" {
 		t.Errorf("%+v", small)
 	}
+	// The binary's resident pages count against a size for the process.
+	f.files["/proc/self/status"] = "VmRSS:\t   16384 kB\n"
+	if b := Given("--memory", 100*mib, detect(f.system())); b.Limit != 94*mib || b.Outside != 6*mib {
+		t.Errorf("--memory with 6 MiB outside the runtime: limit %d, outside %d", b.Limit, b.Outside)
+	}
+	delete(f.files, "/proc/self/status")
 	// MemAvailable is no hard limit: --memory may go past it.
 	f.files["/proc/meminfo"] = "MemAvailable: 1048576 kB\n"
 	if b := Given("--memory", 3*gib, detect(f.system())); b.Limit != 3*gib {

@@ -57,11 +57,18 @@ func hostSystem() system {
 
 func detect(sys system) *Budget {
 	total, inUse := sys.goHeld()
+	status := procStatus(sys)
+	// The resident memory that is not the runtime's (the binary's pages):
+	// a limit on resident memory counts it, the runtime's does not.
+	outside := int64(0)
+	if rss, ok := status["VmRSS"]; ok {
+		outside = max(0, rss-inUse)
+	}
 	var sources []Source
 	// allows turns a limit's headroom into Go memory, less its margin.
 	allows := func(s Source) Source {
 		head := s.Limit - s.Used
-		held, fixed, pct := inUse, int64(marginFixed), int64(marginPercent)
+		held, fixed, pct := inUse-outside, int64(marginFixed), int64(marginPercent)
 		if s.AddressSpace {
 			held, fixed, pct = total, marginFixedAS, marginPercentAS
 		}
@@ -72,7 +79,6 @@ func detect(sys system) *Budget {
 		sources = append(sources, allows(Source{Name: "MemAvailable", Limit: avail}))
 	}
 	sources = append(sources, cgroupSources(sys, allows)...)
-	status := procStatus(sys)
 	for _, r := range []struct{ which, name, field string }{
 		{"as", "RLIMIT_AS (ulimit -v)", "VmSize"},
 		{"data", "RLIMIT_DATA (ulimit -d)", "VmData"},
@@ -95,7 +101,7 @@ func detect(sys system) *Budget {
 	if len(sources) == 0 {
 		sources = append(sources, Source{Name: "an assumed 4 GiB (no limit could be read)", Limit: assumedMemory, Allows: assumedMemory})
 	}
-	b := &Budget{Sources: sources, Limit: math.MaxInt64}
+	b := &Budget{Sources: sources, Limit: math.MaxInt64, Outside: outside}
 	for _, s := range sources {
 		if s.Allows < b.Limit {
 			b.Limit, b.Source, b.AddressSpace = s.Allows, s, s.AddressSpace

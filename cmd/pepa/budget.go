@@ -74,7 +74,7 @@ const bytesPerState = 160
 // fail early, and bounds what is built before any state exists; the
 // stages' own checks hold the budget.
 func statesFor(b *membudget.Budget) int {
-	return int(min(b.Limit/bytesPerState, 1<<31-2))
+	return int(max(1, min(b.Limit/bytesPerState, 1<<31-2)))
 }
 
 // describeBudget is the --verbose line about the budget.

@@ -129,6 +129,9 @@ func (b *Budget) String() string {
 }
 
 func (s Source) describe() string {
+	if s.Used > 0 && !s.Hard && !s.AddressSpace {
+		return fmt.Sprintf("%s %s less %s resident outside the Go runtime", s.Name, FormatSize(s.Limit), FormatSize(s.Used))
+	}
 	if s.Used > 0 {
 		return fmt.Sprintf("%s %s less %s used", s.Name, FormatSize(s.Limit), FormatSize(s.Used))
 	}

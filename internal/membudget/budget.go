@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
+	"sync"
 )
 
 // Budget is the memory this process may use.
@@ -162,10 +163,20 @@ func (b *Budget) inUse() int64 {
 	return total - released
 }
 
+// samples are goMemory's metrics, read in place: a check allocates nothing
+// (an allocation between two large ones can make the runtime zero the
+// second one whole, untouched pages included).
+var (
+	samplesMu sync.Mutex
+	samples   = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+)
+
 // goMemory reads the runtime's mapped memory and the part of it returned
 // to the system.
 func goMemory() (total, released int64) {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	samplesMu.Lock()
+	defer samplesMu.Unlock()
+	s := samples
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
 		var m runtime.MemStats

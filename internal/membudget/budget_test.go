@@ -318,3 +318,14 @@ func TestDegrade(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// BenchmarkCheck is the cost of a check that passes: one read of the
+// runtime's memory metrics (made once per array growth, per stage).
+func BenchmarkCheck(b *testing.B) {
+	bud := &Budget{Limit: math.MaxInt64 / 2, Source: Source{Name: "a benchmark"}}
+	for b.Loop() {
+		if err := bud.Check("x", 1<<20, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -730,7 +730,7 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 				n = need
 			}
 		}
-		if err := b.Check("derive: the transitions", membudget.Bytes(int64(n), per), deriveHint); err != nil {
+		if err := b.Check("derive: the transition arrays", membudget.Bytes(int64(n), per), deriveHint); err != nil {
 			return overBudget(err)
 		}
 		// No collection starts between these allocations: one that

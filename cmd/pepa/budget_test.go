@@ -77,7 +77,7 @@ func TestSweepSharesItsBudget(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	code, _, stderr = runPepa(t, "", "sweep", "--memory", "512M", "--vary", "r1=0.1:1:0.00001", "--vary", "r2=0.1:1:0.00001", "states", "../../testdata/cluster/paired.pepa")
-	if code != exitInvalid || !strings.Contains(stderr, "pepa sweep: memory budget exceeded: sweep: the grid and results of 8100180001 points needs 30.2 TiB") {
+	if code != exitInvalid || !strings.Contains(stderr, "pepa sweep: memory budget exceeded: sweep: the grid and results of 8100180001 points: need 30.2 TiB") {
 		t.Errorf("a huge grid: exit %d, %q", code, stderr)
 	}
 }

@@ -25,7 +25,7 @@ var memCaps = flag.Bool("memcaps", false, "run the memory harness: the verbs in 
 // refusal is the one line a run that does not fit prints: the stage, what
 // it needs, what is left of how large a budget (or the state bound the
 // budget set).
-var refusal = regexp.MustCompile(`(?m)^(\S+: error: |pepa [a-z]+: ).*(needs [0-9.]+ [KMGT]?i?B, [0-9.]+ [KMGT]?i?B left of the [0-9.]+ [KMGT]?i?B budget \(|more than [0-9]+ states .*the default --max-states is the [0-9.]+ [KMGT]?i?B memory budget \()`)
+var refusal = regexp.MustCompile(`(?m)^(\S+: error: |pepa [a-z]+: ).*(: need [0-9.]+ [KMGT]?i?B, [0-9.]+ [KMGT]?i?B left of the [0-9.]+ [KMGT]?i?B budget \(|more than [0-9]+ states .*the default --max-states is the [0-9.]+ [KMGT]?i?B memory budget \()`)
 
 // crashSigns are what a Go runtime crash or a panic prints.
 var crashSigns = []string{"fatal error", "panic", "goroutine ", "runtime: ", "SIGSEGV", "signal: killed"}

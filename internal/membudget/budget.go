@@ -71,7 +71,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("%v: %s needs %s, %s left of the %s budget (%s)", ErrOverBudget, e.Stage, FormatSize(e.Need), FormatSize(e.Have), FormatSize(e.Limit), e.Source)
+	s := fmt.Sprintf("%v: %s: need %s, %s left of the %s budget (%s)", ErrOverBudget, e.Stage, FormatSize(e.Need), FormatSize(e.Have), FormatSize(e.Limit), e.Source)
 	if e.Hint != "" {
 		s += "; " + e.Hint
 	}

@@ -267,7 +267,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("error fields %+v", oe)
 	}
 	msg := err.Error()
-	for _, want := range []string{"memory budget exceeded: derive: transition arrays needs 256 MiB, ", " left of the ", " budget (a test); use simulate"} {
+	for _, want := range []string{"memory budget exceeded: derive: transition arrays: need 256 MiB, ", " left of the ", " budget (a test); use simulate"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -86,12 +86,12 @@ func TestDeriveWithinBudget(t *testing.T) {
 func TestDirectIndexWithinBudget(t *testing.T) {
 	s := compileSource(t, testmodels.Mapping(24, 6, 1))
 	table := 4 * s.RadixSize
-	if set, _ := newIndex(s, 0, budgetAbove(8*table)); set == nil {
+	if set := newIndex(s, 0, budgetAbove(8*table)); set == nil {
 		t.Fatal("no index")
 	} else if _, ok := set.(*directIndex); !ok {
 		t.Errorf("%d bytes of budget for a %d-byte table: not direct", 8*table, table)
 	}
-	set, _ := newIndex(s, 0, budgetAbove(2*table))
+	set := newIndex(s, 0, budgetAbove(2*table))
 	if _, ok := set.(*stateSet); !ok {
 		t.Errorf("%d bytes of budget for a %d-byte table: not the hash set", 2*table, table)
 	}

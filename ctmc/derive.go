@@ -109,10 +109,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	w := s.Words
 	c := &Chain{S: s}
 	budget := membudget.FromContext(ctx)
-	set, err := newIndex(s, opt.MaxStates, budget)
-	if err != nil {
-		return nil, err
-	}
+	set := newIndex(s, opt.MaxStates, budget)
 	direct, _ := set.(*directIndex)
 
 	// Growing the transition arrays by append copies them several times
@@ -811,9 +808,8 @@ func reserveChunk(b *membudget.Budget, c *Chain, rowPtr *[]int64, set stateIndex
 	}
 	var err error
 	if c.States, err = room(b, c.States, fresh*w, 0, "derive: the state array"); err != nil {
-		// Named with the count only now: a string made every chunk is
-		// garbage in the heap's fresh tail, and a reservation placed
-		// over it is then zeroed whole (made resident).
+		// Named with the count only when it fails: reserveChunk runs
+		// every chunk.
 		var oe *membudget.Error
 		if errors.As(err, &oe) {
 			oe.Stage = fmt.Sprintf("derive: the state array, at %d states", n)
@@ -1007,15 +1003,15 @@ const maxDirect = 1 << 27
 //
 // The direct table is taken only when it needs at most a quarter of what
 // the budget leaves: it is a cheaper lookup, not a necessity.
-func newIndex(s *Structure, maxStates int, b *membudget.Budget) (stateIndex, error) {
+func newIndex(s *Structure, maxStates int, b *membudget.Budget) stateIndex {
 	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) && 4*s.RadixSize <= b.Left()/4 {
 		if err := b.Check("derive: direct state index", 4*s.RadixSize, ""); err == nil {
 			t := make([]int32, s.RadixSize)
 			adviseHuge(t)
-			return &directIndex{table: t}, nil
+			return &directIndex{table: t}
 		}
 	}
-	return newStateSet(s.Words), nil
+	return newStateSet(s.Words)
 }
 
 // directIndex maps a state's mixed-radix number to its index + 1 (0: absent).

@@ -16,7 +16,7 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 	w := s.Words
 	root := s.exploreRoot()
 	c := &Chain{S: s}
-	set, _ := newIndex(s, opt.MaxStates, nil)
+	set := newIndex(s, opt.MaxStates, nil)
 	direct, _ := set.(*directIndex)
 	var touched int32
 

@@ -25,9 +25,11 @@
 // Each is turned into the same unit, the Go runtime's own memory (what it
 // has mapped, less what it has returned to the system: the quantity
 // debug.SetMemoryLimit bounds), with a margin for what a limit counts that
-// the runtime does not (page tables, the binary, the arenas' granularity).
-// Given sets the budget explicitly (pepa's --memory); hard limits (cgroup,
-// rlimits) still cap it, since going past them is a crash, not a choice.
+// the runtime does not (page tables, the arenas' granularity), less the
+// resident memory outside the runtime (the binary's pages). Given sets the
+// budget explicitly (pepa's --memory) for the whole process's resident
+// memory; hard limits (cgroup, rlimits) still cap it, since going past
+// them is a crash, not a choice.
 // Where nothing can be read (no /proc), 4 GiB is assumed, and the source
 // says so.
 //
@@ -38,8 +40,11 @@
 // ErrOverBudget, whose message is one line: the stage, what it needs, what
 // is left of how large a budget and where the budget came from, and what
 // would help. Use is measured, not booked: a check reads the runtime's
-// memory now (runtime/metrics), so callers never release what they
-// checked, and a check that fails first collects garbage and looks again.
+// memory now (runtime/metrics, about half a microsecond, no allocation),
+// so callers never release what they checked, and a check that fails
+// first collects garbage and looks again. Concurrent checks (a sweep's
+// points) may each pass for the same room: checks bound single stages,
+// the runtime's soft limit the rest.
 // Under an address-space limit every byte the runtime ever mapped counts
 // (it never unmaps, and a large array may not fit in the holes freed ones
 // left); otherwise memory returned to the system does not.

@@ -807,13 +807,11 @@ func reserveChunk(b *membudget.Budget, c *Chain, rowPtr *[]int64, set stateIndex
 		fresh = int(min(int64(fresh), max(0, c.S.RadixSize-int64(n))))
 	}
 	var err error
-	if c.States, err = room(b, c.States, fresh*w, 0, "derive: the state array"); err != nil {
-		// Named with the count only when it fails: reserveChunk runs
-		// every chunk.
-		var oe *membudget.Error
-		if errors.As(err, &oe) {
-			oe.Stage = fmt.Sprintf("derive: the state array, at %d states", n)
-		}
+	stage := "derive: the state array"
+	if cap(c.States)-len(c.States) < fresh*w {
+		stage = fmt.Sprintf("derive: the state array, at %d states", n) // only when it grows
+	}
+	if c.States, err = room(b, c.States, fresh*w, 0, stage); err != nil {
 		return err
 	}
 	if *rowPtr, err = room(b, *rowPtr, rows, 0, "derive: the row offsets"); err != nil {

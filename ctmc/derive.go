@@ -8,11 +8,14 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
+	"pepa/internal/membudget"
 	"pepa/lang"
 )
 
@@ -105,7 +108,11 @@ func (o *DeriveOptions) chunking() (chunk, piece int) {
 var ErrTooManyStates = errors.New("model too large")
 
 // Derive explores the state space of s breadth-first from the initial state.
-// It obeys ctx (checked every chunk of states).
+// It obeys ctx (checked every chunk of states), and the memory budget ctx
+// carries (membudget): every array is checked before it is made or grown,
+// reservations are sized from what the budget leaves, and a chain that does
+// not fit fails with an error wrapping both ErrTooManyStates and
+// membudget.ErrOverBudget.
 //
 // States are taken in chunks of consecutive indices. The transitions of a
 // chunk's states are computed on all cores (each worker with its own copy of
@@ -120,7 +127,8 @@ var ErrTooManyStates = errors.New("model too large")
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
 	w := s.Words
 	c := &Chain{S: s}
-	set := newIndex(s, opt.MaxStates)
+	budget := membudget.FromContext(ctx)
+	set := newIndex(s, opt.MaxStates, budget)
 	direct, _ := set.(*directIndex)
 
 	// Growing the transition arrays by append copies them several times
@@ -129,8 +137,15 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	// When the product of the leaves' local state counts bounds the state
 	// space tightly enough, the arrays are reserved once from that bound and
 	// the transitions per state seen so far; the untouched part of a
-	// reservation costs no memory.
-	est := newSizeEstimate(s, opt.MaxStates)
+	// reservation costs no resident memory, but it is address space, and
+	// the Go runtime counts it as in use: reservations take at most a
+	// quarter of what the budget leaves (newSizeEstimate).
+	est := newSizeEstimate(s, opt.MaxStates, budget.Left())
+	if est.states > 0 {
+		if err := budget.Check("derive: reserving the state array", membudget.Bytes(int64(est.states), int64(w*8+8)), ""); err != nil {
+			est.states = 0 // no reservation: the arrays grow as needed, each growth checked
+		}
+	}
 	if est.states > 0 {
 		c.States = make([]uint64, 0, est.states*w)
 		adviseHuge(c.States)
@@ -147,6 +162,7 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
 	chunkSize, pieceSize := opt.chunking()
 	rates := newRateInterner()
+	rates.budget = budget
 	// Two sets of pieces: one chunk is numbered and copied from one while
 	// the next chunk is expanded into the other.
 	var sets [2][]*piece
@@ -250,7 +266,14 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			}
 		}
 		// Numbering is sequential; the rows are then copied into place.
+		// The arrays it appends to are grown first, within the budget:
+		// room for every target not numbered yet (an upper bound on the
+		// new states) and a row per state.
 		pieces := sets[cur]
+		if err := reserveChunk(budget, c, &rowPtr, set, pieces[:npieces], opt.MaxStates); err != nil {
+			wg.Wait()
+			return nil, err
+		}
 		base := len(c.Col)
 		total := 0
 		for i, p := range pieces[:npieces] {
@@ -265,15 +288,15 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 		rates.publish()
 		hint := 0
 		if cap(c.Col)-len(c.Col) < total {
-			hint = est.transitions(base+total, hi)
+			// At most half of what the budget leaves goes to the
+			// reservation: 10 bytes a transition (target, action, rate
+			// index), more once the rates are listed themselves.
+			hint = min(est.transitions(base+total, hi), int(min(budget.Left()/20, math.MaxInt32)))
 		}
-		c.Col = extend(c.Col, total, hint)
-		c.Act = extend(c.Act, total, hint)
 		full := rates.full
-		if full {
-			c.Rates = extend(c.Rates, total, hint)
-		} else {
-			c.RateIndex = extend(c.RateIndex, total, hint)
+		if err := extendTransitions(budget, c, total, hint, full); err != nil {
+			wg.Wait()
+			return nil, err
 		}
 		if ahead != nil {
 			for i := range pieces[:npieces] {
@@ -313,7 +336,51 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	}
 	c.N = len(c.States) / w
 	c.RowPtr = rowPtr
+	trimChain(budget, c)
 	return c, nil
+}
+
+// trimChain copies the chain's arrays into arrays of their length where a
+// reservation left much more capacity: the untouched part costs no
+// resident memory, but the runtime, and so the memory budget, counts it
+// (up to half the transition arrays: reservations are twice the
+// extrapolation). Only with a budget that resident memory binds (under an
+// address-space limit the old arrays' space stays taken), only when the
+// spare capacity is an eighth of what the budget leaves or more (the copy
+// is resident beside the original for a while: measured, 'pepa states' on
+// 823,543 states peaked at 192 MB with it, 115 MB without), and only where
+// the copy fits.
+func trimChain(b *membudget.Budget, c *Chain) {
+	if b == nil || b.AddressSpace {
+		return
+	}
+	spare := int64(cap(c.States)-len(c.States))*8 + int64(cap(c.RowPtr)-len(c.RowPtr))*8 + int64(cap(c.Col)-len(c.Col))*4 +
+		int64(cap(c.Act)-len(c.Act))*4 + int64(cap(c.RateIndex)-len(c.RateIndex))*2 + int64(cap(c.Rates)-len(c.Rates))*8
+	if spare < b.Left()/8 {
+		return
+	}
+	c.States = trim(b, c.States)
+	c.RowPtr = trim(b, c.RowPtr)
+	c.Col = trim(b, c.Col)
+	c.Act = trim(b, c.Act)
+	c.RateIndex = trim(b, c.RateIndex)
+	c.Rates = trim(b, c.Rates)
+}
+
+// trim returns s in an array of its length when more than an eighth of
+// its capacity (and at least a megabyte) is unused and the copy fits.
+func trim[T any](b *membudget.Budget, s []T) []T {
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
+	if spare := int64(cap(s) - len(s)); spare*8 <= int64(len(s)) || spare*size < 1<<20 {
+		return s
+	}
+	if b.Check("derive: trimming the arrays", int64(len(s))*size, "") != nil {
+		return s
+	}
+	out := make([]T, len(s))
+	copy(out, s)
+	return out
 }
 
 // deriveChunk is the number of states expanded in parallel before they are
@@ -592,6 +659,9 @@ func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]
 				}
 			}
 		}
+		if rates.err != nil {
+			return 0, rates.err
+		}
 		for ; u < len(b.unkPos) && int(b.unkPos[u]) < e+n; u++ {
 			target := b.tgt[u*w : (u+1)*w]
 			idx := set.lookup(c.States, target, b.radix[u])
@@ -638,13 +708,139 @@ func (x *piece) copyRows(c *Chain, full bool, base, e int) {
 	}
 }
 
-// extend lengthens s by extra elements, reserving hint in all when that
-// is enough (see grow).
-func extend[T any](s []T, extra, hint int) []T {
-	if cap(s)-len(s) < extra {
-		s = grow(s, extra, hint)
+// deriveHint is what the error of a chain that does not fit the memory
+// budget suggests.
+const deriveHint = "the chain does not fit: give more memory with --memory if the machine has it, or estimate by simulation ('pepa simulate', or robustness --simulate)"
+
+// overBudget wraps a budget error of the derivation as a model too large.
+func overBudget(err error) error {
+	if err == nil {
+		return nil
 	}
-	return s[:len(s)+extra]
+	return fmt.Errorf("%w: %w", ErrTooManyStates, err)
+}
+
+// extendTransitions lengthens the chain's transition arrays by extra
+// entries (targets, actions, and rate indices or, once the table is full,
+// rates), reserving hint entries when that is enough. The arrays grow
+// together, after one check of what they need together.
+func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool) error {
+	rate := int64(2)
+	if full {
+		rate = 8
+	}
+	short := func(n, capacity int) bool { return capacity-n < extra }
+	ratesLen, ratesCap := len(c.RateIndex), cap(c.RateIndex)
+	if full {
+		ratesLen, ratesCap = len(c.Rates), cap(c.Rates)
+	}
+	if short(len(c.Col), cap(c.Col)) || short(len(c.Act), cap(c.Act)) || short(ratesLen, ratesCap) {
+		need := len(c.Col) + extra
+		n := max(2*cap(c.Col), need, 4096)
+		if hint >= need {
+			n = hint
+		}
+		per := 8 + rate
+		if left := b.Left(); int64(n)*per > left {
+			n = need + need/8
+			if int64(n)*per > left {
+				n = need
+			}
+		}
+		if err := b.Check("derive: the transition arrays", membudget.Bytes(int64(n), per), deriveHint); err != nil {
+			return overBudget(err)
+		}
+		// No collection starts between these allocations: one that
+		// runs while they are made can leave a reservation placed over
+		// freed pages, which the runtime then zeroes whole, untouched
+		// part included (measured: 'pepa states' on 5.8M states peaked at
+		// 1.04 GB instead of 0.67 GB in 5 runs of 10, 0 of 12 with this).
+		// The soft memory limit still applies meanwhile.
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		if short(len(c.Col), cap(c.Col)) {
+			c.Col = grow(c.Col, n-len(c.Col), n)
+		}
+		if short(len(c.Act), cap(c.Act)) {
+			c.Act = grow(c.Act, n-len(c.Act), n)
+		}
+		if short(ratesLen, ratesCap) && full {
+			c.Rates = grow(c.Rates, n-len(c.Rates), n)
+		} else if short(ratesLen, ratesCap) {
+			c.RateIndex = grow(c.RateIndex, n-len(c.RateIndex), n)
+		}
+	}
+	c.Col, c.Act = c.Col[:len(c.Col)+extra], c.Act[:len(c.Act)+extra]
+	if full {
+		c.Rates = c.Rates[:len(c.Rates)+extra]
+	} else {
+		c.RateIndex = c.RateIndex[:len(c.RateIndex)+extra]
+	}
+	return nil
+}
+
+// room returns s, or a copy of it in a larger array, with room for extra
+// more elements: grow's size (hint, or double), or less when the budget
+// does not leave that much (an eighth more than needed, or just what is
+// needed), each size checked against the budget before it is made.
+func room[T any](b *membudget.Budget, s []T, extra, hint int, stage string) ([]T, error) {
+	if cap(s)-len(s) >= extra {
+		return s, nil
+	}
+	var zero T
+	size := int64(unsafe.Sizeof(zero))
+	need := len(s) + extra
+	n := max(2*cap(s), need, 4096)
+	if hint >= need {
+		n = hint
+	}
+	if left := b.Left(); int64(n)*size > left {
+		n = need + need/8
+		if int64(n)*size > left {
+			n = need
+		}
+	}
+	if err := b.Check(stage, membudget.Bytes(int64(n), size), deriveHint); err != nil {
+		return nil, overBudget(err)
+	}
+	return grow(s, n-len(s), n), nil
+}
+
+// reserveChunk makes room, before a chunk is numbered, for every state it
+// may add (each target not numbered when it was expanded, as far as the
+// state limit allows) in the state array, the state index and the row
+// offsets, within the budget: numbering then appends without growing.
+func reserveChunk(b *membudget.Budget, c *Chain, rowPtr *[]int64, set stateIndex, pieces []*piece, maxStates int) error {
+	w := c.S.Words
+	fresh, rows := 0, 0
+	for _, p := range pieces {
+		fresh += len(p.rows.unkPos)
+		rows += len(p.rows.count)
+	}
+	// Targets repeat: the new states are at most those not yet numbered
+	// that the state limit and the product of the local state counts
+	// allow (an exact reservation from that product is then never grown).
+	n := len(c.States) / w
+	if maxStates > 0 {
+		fresh = min(fresh, max(0, maxStates-n))
+	}
+	if c.S.RadixSize > 0 {
+		fresh = int(min(int64(fresh), max(0, c.S.RadixSize-int64(n))))
+	}
+	var err error
+	stage := "derive: the state array"
+	if cap(c.States)-len(c.States) < fresh*w {
+		stage = fmt.Sprintf("derive: the state array, at %d states", n) // only when it grows
+	}
+	if c.States, err = room(b, c.States, fresh*w, 0, stage); err != nil {
+		return err
+	}
+	if *rowPtr, err = room(b, *rowPtr, rows, 0, "derive: the row offsets"); err != nil {
+		return err
+	}
+	if h, ok := set.(*stateSet); ok {
+		return overBudget(h.reserve(b, c.States, fresh))
+	}
+	return nil
 }
 
 const rateCacheSize = 1 << 12
@@ -659,6 +855,10 @@ var rateTableLimit = 1 << 16
 type rateInterner struct {
 	index map[uint64]uint16
 	full  bool
+	// budget bounds the rates written out when the table fills; err is
+	// the budget's refusal, returned by the numbering.
+	budget *membudget.Budget
+	err    error
 	// view is what explorers read while the table grows: a copy of the
 	// table made by publish, which copies again only once it has grown by
 	// an eighth (or 16 chunks later), so that copying stays linear in the
@@ -697,7 +897,7 @@ func (r *rateInterner) publish() {
 // the table is full, when c's rates so far have been written out into
 // Rates (and the caller lists the rest there).
 func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
-	if r.full {
+	if r.full || r.err != nil {
 		return 0, false
 	}
 	bits := math.Float64bits(rate)
@@ -705,8 +905,12 @@ func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
 		return i, true
 	}
 	if len(c.RateTable) == rateTableLimit {
+		if err := r.budget.Check("derive: writing out the rates (more than 65,536 distinct ones)", membudget.Bytes(int64(cap(c.RateIndex)), 8), deriveHint); err != nil {
+			r.err = overBudget(err)
+			return 0, false
+		}
 		r.full = true
-		c.Rates = make([]float64, len(c.RateIndex))
+		c.Rates = make([]float64, len(c.RateIndex), cap(c.RateIndex))
 		for e, i := range c.RateIndex {
 			c.Rates[e] = c.RateTable[i]
 		}
@@ -749,7 +953,9 @@ const (
 	maxReserveTransitions = 1 << 28
 )
 
-func newSizeEstimate(s *Structure, maxStates int) sizeEstimate {
+// The bound is also cut to what a quarter of left (the budget's
+// remainder) holds, at a state's packed words and row offset.
+func newSizeEstimate(s *Structure, maxStates int, left int64) sizeEstimate {
 	p := float64(s.RadixSize)
 	if s.RadixSize == 0 {
 		p = math.Inf(1)
@@ -760,6 +966,7 @@ func newSizeEstimate(s *Structure, maxStates int) sizeEstimate {
 	if p > maxReserveStates {
 		return sizeEstimate{}
 	}
+	p = math.Min(p, float64(left/4)/float64(8*s.Words+8))
 	return sizeEstimate{states: int(p)}
 }
 
@@ -811,11 +1018,16 @@ const maxDirect = 1 << 27
 // then one memory access, no hashing, no comparison, and the table is as
 // compact as the numbering allows), and an open-addressing hash set
 // otherwise.
-func newIndex(s *Structure, maxStates int) stateIndex {
-	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) {
-		t := make([]int32, s.RadixSize)
-		adviseHuge(t)
-		return &directIndex{table: t}
+//
+// The direct table is taken only when it needs at most a quarter of what
+// the budget leaves: it is a cheaper lookup, not a necessity.
+func newIndex(s *Structure, maxStates int, b *membudget.Budget) stateIndex {
+	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) && 4*s.RadixSize <= b.Left()/4 {
+		if err := b.Check("derive: direct state index", 4*s.RadixSize, ""); err == nil {
+			t := make([]int32, s.RadixSize)
+			adviseHuge(t)
+			return &directIndex{table: t}
+		}
 	}
 	return newStateSet(s.Words)
 }
@@ -905,9 +1117,29 @@ func (t *stateSet) place(states []uint64, idx int32) {
 	}
 }
 
-func (t *stateSet) grow(states []uint64) {
+// reserve grows the table, within the budget, so that extra more states
+// can be inserted without growing it.
+func (t *stateSet) reserve(b *membudget.Budget, states []uint64, extra int) error {
+	size := len(t.table)
+	for 2*(t.count+extra) > size {
+		size *= 2
+	}
+	if size == len(t.table) {
+		return nil
+	}
+	if err := b.Check("derive: the state index", membudget.Bytes(int64(size), 4), deriveHint); err != nil {
+		return err
+	}
+	t.resize(states, size)
+	return nil
+}
+
+func (t *stateSet) grow(states []uint64) { t.resize(states, 2*len(t.table)) }
+
+// resize rehashes the table into size slots.
+func (t *stateSet) resize(states []uint64, size int) {
 	old := t.table
-	t.table = make([]int32, 2*len(old))
+	t.table = make([]int32, size)
 	t.mask = uint64(len(t.table) - 1)
 	for _, v := range old {
 		if v != 0 {

@@ -16,7 +16,7 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 	w := s.Words
 	root := s.exploreRoot()
 	c := &Chain{S: s}
-	set := newIndex(s, opt.MaxStates)
+	set := newIndex(s, opt.MaxStates, nil)
 	direct, _ := set.(*directIndex)
 	var touched int32
 
@@ -27,7 +27,7 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 	// space tightly enough, the arrays are reserved once from that bound and
 	// the transitions per state seen so far; the untouched part of a
 	// reservation costs no memory.
-	est := newSizeEstimate(s, opt.MaxStates)
+	est := newSizeEstimate(s, opt.MaxStates, math.MaxInt64)
 	if est.states > 0 {
 		c.States = make([]uint64, 0, est.states*w)
 	}

@@ -78,6 +78,20 @@
 // left-deep chain of binary nodes would list every copy's transitions again
 // at every level, quadratic in n.
 //
+// Memory: Derive and Steady obey the memory budget their context carries
+// (package internal/membudget). Derive checks every array before it makes
+// or grows it (the states, the row offsets, the transitions, the state
+// index), sizes its reservations from what the budget leaves (at most a
+// quarter of it, where the bound alone once reserved 17.8 GB of address
+// space for a 1,000-machine model), takes the hash index where the direct
+// table would take more than a quarter, and trims over-reserved arrays to
+// their length at the end (the runtime counts the untouched part). A
+// chain that does not fit fails with an error wrapping both
+// ErrTooManyStates and membudget.ErrOverBudget. Steady checks each stage
+// (closed class, generator, ILU(0) factors and vectors or GTH's matrix,
+// refinement) with its size computed beforehand (steadymem.go). Without a
+// budget nothing is checked and nothing changes.
+//
 // Errors of the model found during derivation name the state by its
 // components' local states and the activity by its prefix's position:
 // a passive activity enabled at the top level, and an action enabled both

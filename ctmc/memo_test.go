@@ -106,7 +106,7 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 		}
 		// Every state of the product, numbered by its radix.
 		c := &Chain{S: s, N: int(s.RadixSize)}
-		set := newIndex(s, 0)
+		set := newIndex(s, 0, nil)
 		direct, _ := set.(*directIndex)
 		if direct == nil {
 			t.Fatalf("%s: no direct index", name)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"pepa/internal/membudget"
 )
 
 // Steady-state methods, as named in SteadyOptions.Method and
@@ -163,8 +165,19 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		i := int(c.Deadlocks[0])
 		return nil, fmt.Errorf("deadlock in state %d: %s (steady-state analysis needs a chain without deadlocks)", i, c.StateString(i))
 	}
+	budget := membudget.FromContext(ctx)
+	if err := budget.Check("steady: finding the closed class", sccBytes(c.N), steadyHint); err != nil {
+		return nil, err
+	}
 	class, ntransient, err := closedClass(c)
 	if err != nil {
+		return nil, err
+	}
+	classTransitions := int64(0)
+	for _, i := range class {
+		classTransitions += c.RowPtr[i+1] - c.RowPtr[i]
+	}
+	if err := budget.Check("steady: the generator", generatorBytes(c.N, len(class), classTransitions), steadyHint); err != nil {
 		return nil, err
 	}
 	g, err := newGenerator(c, class)
@@ -190,8 +203,14 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	}
 	var s steadySolver
 	if method == MethodDirect {
+		if err := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states", g.n), gthBytes(g.n), "--method bicgstab needs far less"); err != nil {
+			return nil, err
+		}
 		s, err = newGTH(ctx, g, nil)
 	} else {
+		if err := budget.Check("steady: BiCGSTAB's ILU(0) factors and vectors", iluBytes(g.n, classTransitions), steadyHint); err != nil {
+			return nil, err
+		}
 		s, err = newILUSolver(ctx, g, opt.MaxIterations)
 	}
 	if err != nil {
@@ -199,6 +218,9 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	}
 	p, err := s.initial(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := budget.Check("steady: the refinement's vectors", refineBytes(c.N, g.n), steadyHint); err != nil {
 		return nil, err
 	}
 	// GTH's vector is entrywise accurate as it is; refinement only
@@ -211,6 +233,9 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		// stiff chains); the direct one is slower but accurate on any
 		// chain, and the class fits in memory for it.
 		method = MethodDirect
+		if berr := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states (tried because %v)", g.n, err), gthBytes(g.n), ""); berr != nil {
+			return nil, berr
+		}
 		if s, err = newGTH(ctx, g, nil); err != nil {
 			return nil, err
 		}
@@ -226,6 +251,9 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		// Estimate again with the most probable states eliminated last,
 		// which makes the correction solves accurate on the rare states
 		// too (see gth), and keep the better-checked vector.
+		if err := budget.Check(fmt.Sprintf("steady: a second GTH matrix of %d states, for a better error estimate", g.n), gthBytes(g.n), "--method bicgstab needs far less"); err != nil {
+			return nil, err
+		}
 		s2, err := newGTH(ctx, g, byDecreasing(p))
 		if err != nil {
 			return nil, err

@@ -24,7 +24,9 @@
 // so its P(F <= beta) is a function of its set (the first application's
 // race picks the path). A result with Proved set is the largest score over
 // all such mappings (dynamic program over subsets); otherwise Bound is an
-// upper bound on every mapping's score (bound.go). The figures reported
+// upper bound on every mapping's score (bound.go); the exact method is
+// skipped when its tables do not fit the memory budget the context carries
+// (membudget: local search instead, and a warning). The figures reported
 // for a mapping are always machineFinish's (package passage); the search
 // itself solves with machineSolver, checked against dense matrix
 // exponentials.

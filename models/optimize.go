@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"time"
+
+	"pepa/internal/membudget"
 )
 
 // OptimizeOptions controls the search for a robust mapping.
@@ -461,6 +463,13 @@ const maxExactApps = 20
 // whether it fits in half the budget.
 func (o *optimizer) exactFits(n, m int) bool {
 	if n > maxExactApps {
+		return false
+	}
+	// Its tables: per machine and set, a probability and a best part
+	// (12 bytes), and the program's two rows.
+	if need := membudget.Bytes(int64(m+2), int64(1)<<uint(n), 12); membudget.Check(o.ctx, "", need, "") != nil {
+		membudget.Degrade(o.ctx, "optimize: the exact method's tables would need %s, %s left of the memory budget: local search instead",
+			membudget.FormatSize(need), membudget.FormatSize(membudget.Left(o.ctx)))
 		return false
 	}
 	sets := float64(m) * math.Pow(2, float64(n))

@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 )
 
 // Query is one passage-time question about a compiled model: where the
@@ -210,6 +211,20 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	if runOn {
 		popt.ExtraSteps = seriesMeanExtraSteps
 	}
+	// Where the linear solve would not fit in what the memory budget
+	// leaves, the series runs on to completion instead (more steps, no
+	// more memory) and the mean is its sum.
+	// Where the forward iteration does not fit either, Solve iterates
+	// backward, and the mean is the linear solve's if that fits, or
+	// unavailable.
+	if !popt.Complete && !q.NoMean {
+		need := meanBytes(c)
+		if membudget.Check(ctx, "", need, "") != nil && membudget.Check(ctx, "", forwardBytes(c, a.Problem), "") == nil {
+			popt.Complete, popt.ExtraSteps, runOn = true, 0, false
+			membudget.Degrade(ctx, "passage: the mean's linear solve would need %s, %s left of the memory budget: the series runs on to completion instead, and the mean is its sum",
+				membudget.FormatSize(need), membudget.FormatSize(membudget.Left(ctx)))
+		}
+	}
 	rs, err := Solve(ctx, c, []Problem{a.Problem}, popt)
 	if err != nil {
 		return nil, err
@@ -268,7 +283,9 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		}
 		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
 		a.MeanFrom, how = "linear solve", "linear solve"
-		if runOn {
+		if r.backward {
+			how = "linear solve: the passage was iterated backward (no series to sum)"
+		} else if runOn {
 			if more, ok := r.StepsToComplete(); ok {
 				how = fmt.Sprintf("linear solve: the series would need about %d more steps, above %d", more, seriesMeanExtraSteps)
 			} else {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 )
 
 // Backward iteration. For a single passage whose series is only needed up
@@ -44,6 +45,9 @@ var backwardMinTransitions = 1 << 20
 func solveBackward(ctx context.Context, c *ctmc.Chain, pr Problem, q float64, kmax int, opt Options) (*Result, error) {
 	if c.RateIndex == nil || len(c.RateTable) >= 1<<16 {
 		return nil, errNoBackward
+	}
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the backward iteration over %d states", c.N), backwardBytes(c)+membudget.Bytes(int64(kmax), 16), solveHint); err != nil {
+		return nil, err
 	}
 	n := c.N
 	mask := targetMask([]Problem{pr})

@@ -69,6 +69,20 @@
 // independent part; the passage of the chosen semantics; grid, density,
 // quantiles, mean) for the command line and any other Go caller.
 //
+// # Memory
+//
+// Solve, the backward iteration and the mean obey the memory budget their
+// context carries (package internal/membudget, memory.go): what the
+// generator, the vectors, the series and the mean's system need is
+// computed and checked before they are made. Where a cheaper way fits,
+// it is taken and reported (membudget.Degrade): passages in blocks of 8
+// or 1 instead of all at once (the same numbers, more sweeps); backward
+// iteration for a single passage up to a horizon whose forward iteration
+// does not fit (the same CDF, no series mean); in Analyze, the series run
+// on to completion for a mean whose linear solve would not fit. A mean
+// that does not fit at all is ErrMeanUnavailable, with the budget's
+// reason; any other stage that does not fit fails with the budget's error.
+//
 // # Kernel
 //
 // Invariant: every diagonal entry of P outside the targets is in [0, 1]

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 )
 
 // ErrMeanUnavailable is returned (wrapped) when a mean passage time cannot
@@ -76,6 +77,9 @@ func MeanTimes(ctx context.Context, c *ctmc.Chain, pr Problem) (mean, maxRemaini
 func MeanTimesWith(ctx context.Context, c *ctmc.Chain, pr Problem, opt MeanOptions) (mean, maxRemaining float64, stats MeanStats, err error) {
 	if c.Col == nil && c.N > 0 {
 		return 0, 0, stats, fmt.Errorf("%w: the chain's transitions were released", ErrMeanUnavailable)
+	}
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the mean's linear system over %d states", c.N), meanBytes(c), ""); err != nil {
+		return 0, 0, stats, fmt.Errorf("%w: %w", ErrMeanUnavailable, err)
 	}
 	sys := meanSystem(c, pr)
 	sys.denseBlock = denseBlock
@@ -240,7 +244,8 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 			}
 		default:
 			err := s.solveIterative(ctx, blk, inBlock, id, m)
-			if errors.Is(err, ErrMeanUnavailable) && len(blk) <= denseFallback {
+			if errors.Is(err, ErrMeanUnavailable) && len(blk) <= denseFallback &&
+				membudget.Check(ctx, fmt.Sprintf("passage: the mean's elimination of a block of %d states", len(blk)), int64(len(blk))*int64(len(blk))*8, "") == nil {
 				// The sweeps cannot vouch for their values (rounding on
 				// stiff rates); elimination keeps every value accurate.
 				s.stats.Dense++

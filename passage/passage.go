@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 )
 
 // Problem is one passage: where it starts and what ends it.
@@ -402,29 +403,49 @@ func solveAll(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, op
 		}
 	}
 	// One passage up to a horizon on a big chain: backward iteration over
-	// the chain's own rows, with no generator to build (backward.go).
-	if len(probs) == 1 && !opt.Complete && opt.ExtraSteps == 0 && (opt.Backward || len(c.Col) >= backwardMinTransitions) {
+	// the chain's own rows, with no generator to build (backward.go); and
+	// on any chain where the forward iteration does not fit the memory
+	// budget (planBlocks). Options.Backward asks for it on any chain.
+	backward := func() ([]*Result, bool, error) {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		kmax := right + 1
 		// (A tiny chain with a very long series is solved densely below.)
 		fits := kmax < MaxSeriesValues && (opt.MaxIterations <= 0 || kmax <= opt.MaxIterations) &&
 			(c.N > DenseMaxStates || kmax <= DenseSwitchSteps)
-		if fits {
-			r, err := solveBackward(ctx, c, probs[0], q, kmax, opt)
-			if err == nil {
-				return []*Result{r}, nil
-			}
-			if !errors.Is(err, errNoBackward) {
-				return nil, err
-			}
+		if !fits {
+			return nil, false, nil
+		}
+		r, err := solveBackward(ctx, c, probs[0], q, kmax, opt)
+		if errors.Is(err, errNoBackward) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return []*Result{r}, true, nil
+	}
+	single := len(probs) == 1 && !opt.Complete
+	if single && opt.ExtraSteps == 0 && (opt.Backward || len(c.Col) >= backwardMinTransitions) {
+		if rs, ok, err := backward(); ok || err != nil {
+			return rs, err
 		}
 	}
+	plan, err := planBlocks(ctx, c, probs, opt, single && c.RateIndex != nil && len(c.RateTable) < 1<<16)
+	if err != nil {
+		return nil, err
+	}
+	if plan.backward {
+		if rs, ok, err := backward(); ok || err != nil {
+			return rs, err
+		}
+		plan.size = 1 // not backward after all: the forward block's own checks decide
+	}
 	var results []*Result
-	for start := 0; start < len(probs); start += maxBlock {
-		end := min(start+maxBlock, len(probs))
+	for start := 0; start < len(probs); start += plan.size {
+		end := min(start+plan.size, len(probs))
 		blockOpt := opt
 		// Only the last block may release the chain, and not a small one
 		// (the dense fallback needs it; there is nothing to gain).
@@ -533,6 +554,12 @@ var keepLane = func() (t [256][8]float64) {
 
 func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, totalPassages int, opt Options) ([]*Result, error) {
 	n, P := c.N, len(probs)
+	budget := membudget.FromContext(ctx)
+	if budget != nil {
+		if err := budget.Check(fmt.Sprintf("passage: the generator of %d passage(s) over %d states", P, n), kernelBytes(c, P, specialEntries(c, probs)), solveHint); err != nil {
+			return nil, err
+		}
+	}
 	k, err := buildKernel(c, probs, q)
 	if err != nil {
 		return nil, err
@@ -570,6 +597,9 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
 		debug.FreeOSMemory()
 	}
+	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, L), solveHint); err != nil {
+		return nil, err
+	}
 	v := make([]float64, n*L)
 	for p, pr := range probs {
 		for i, x := range pr.Alpha {
@@ -581,21 +611,27 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	// The series stops at the budget, or for a horizon at the right
 	// truncation point of q*Horizon (+1: the density needs one more), or
 	// as soon as every passage's absorbable mass is below Epsilon/2.
-	budget := MaxSeriesValues / totalPassages
+	stepCap := MaxSeriesValues / totalPassages
 	if opt.MaxIterations > 0 {
-		budget = min(budget, opt.MaxIterations)
+		stepCap = min(stepCap, opt.MaxIterations)
 	}
-	kmax, known := budget, false
+	// The series grows by doubling: at most a quarter of what the memory
+	// budget leaves goes to it.
+	memCapped := false
+	if memSteps := int(min(budget.Left()/int64(32*P), math.MaxInt32)); memSteps < stepCap {
+		stepCap, memCapped = max(memSteps, 1), true
+	}
+	kmax, known := stepCap, false
 	horizonEnd := 0 // the step where the horizon's series ends, when ExtraSteps may run on
 	if !opt.Complete {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err
 		}
-		if right < budget {
+		if right < stepCap {
 			kmax, known = right+1, true
 			if opt.ExtraSteps > 0 {
-				horizonEnd, kmax = kmax, min(budget, kmax+opt.ExtraSteps)
+				horizonEnd, kmax = kmax, min(stepCap, kmax+opt.ExtraSteps)
 			}
 		}
 	}
@@ -667,6 +703,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	opt.stage("CDF steps", fmt.Sprintf("%d steps, %d passages", steps, P))
 	if !known {
 		for p, r := range results {
+			if !r.Complete && memCapped {
+				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, kmax), membudget.Bytes(int64(kmax), int64(32*P)), solveHint); err != nil {
+					return nil, err
+				}
+			}
 			if !r.Complete {
 				return nil, fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
 					ErrTooManySteps, p, r.Rest, kmax, q, float64(kmax)/q, opt.Epsilon/2)
@@ -1282,6 +1323,10 @@ func (p *pool) run(fn func(int)) {
 }
 
 func (p *pool) close() {
+	// The workers may exit after the caller goes on: they must not keep
+	// the last step's vectors and kernel reachable (a memory budget check
+	// right after would count them).
+	p.fn = nil
 	for _, ch := range p.start {
 		close(ch)
 	}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +22,7 @@ type outputFlags struct {
 	maxStates int
 	aggregate bool
 	verbose   bool // a stage timing line on standard error
+	memory    memoryFlag
 	// separateRates compiles with ctmc.Options.SeparateRates, which
 	// derivatives with respect to rates need.
 	separateRates bool
@@ -32,55 +32,37 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.format, "format", "text", "output format: text, json or csv")
 	fs.StringVar(&o.out, "o", "", "write the result to `FILE` (atomically) instead of standard output")
 	fs.IntVar(&o.maxStates, "max-states", 0, "refuse models with more than `N` states, failing early with \"model too large\"; it also bounds the\n"+
-		"sequential components, an aggregated array's count vectors and one state's transitions (4N, at least 65536). 0: half the\n"+
-		"memory available at start (MemAvailable, 4 GiB if unknown) divided by 400 bytes, what a state with about\n"+
-		"7 transitions costs with its solver vectors (measured: 168,070 states, 1.24M transitions, 72 MB peak), so a\n"+
-		"run stays within about half the available memory")
-	fs.BoolVar(&o.verbose, "verbose", false, "print how long each stage took (load, compile, derive, solve) on standard error")
+		"sequential components, an aggregated array's count vectors and one state's transitions (4N, at least 65536). 0: the\n"+
+		"memory budget (--memory) divided by 160 bytes, what a derived state with about 8 transitions costs (measured: 823,543\n"+
+		"states, 6.59M transitions, 127 MB peak); the solvers' vectors are checked against the budget when they are made")
+	o.memory.register(fs)
+	fs.BoolVar(&o.verbose, "verbose", false, "print the memory budget and how long each stage took (load, compile, derive, solve) on standard error")
 	fs.BoolVar(&o.aggregate, "aggregate", true, "count identical copies of arrays P[n] instead of keeping each copy (same results, fewer states)")
 }
 
-func (o *outputFlags) validate(e *env, verb string) int {
+// validate checks the flags, sets the memory budget (and --max-states
+// from it, unless given) and returns ctx carrying the budget, or a
+// non-negative exit code.
+func (o *outputFlags) validate(ctx context.Context, e *env, verb string) (context.Context, int) {
 	switch o.format {
 	case "text", "json", "csv":
 	default:
-		return usageError(e, verb, "unknown --format %q (want text, json or csv)", o.format)
+		return ctx, usageError(e, verb, "unknown --format %q (want text, json or csv)", o.format)
 	}
 	if o.maxStates < 0 {
-		return usageError(e, verb, "--max-states must be positive")
+		return ctx, usageError(e, verb, "--max-states must be positive")
+	}
+	ctx, code := o.memory.resolve(ctx, e, verb)
+	if code >= 0 {
+		return ctx, code
 	}
 	if o.maxStates == 0 {
-		o.maxStates = defaultMaxStates()
+		o.maxStates, o.memory.defaulted = statesFor(o.memory.budget), true
 	}
-	return -1
-}
-
-// bytesPerState is the memory a derived state costs with its transitions
-// and the solvers' vectors, for about 7 transitions a state (the mapping
-// models'): testdata/owners/spread.pepa, 168,070 states and 1,243,718
-// transitions, peaks at 72 MB under steady and passage --flat.
-const bytesPerState = 400
-
-// defaultMaxStates is half the available memory divided by bytesPerState.
-func defaultMaxStates() int {
-	avail := int64(4 << 30)
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "MemAvailable:") {
-				f := strings.Fields(line)
-				if len(f) >= 2 {
-					if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-						avail = kb << 10
-					}
-				}
-			}
-		}
+	if o.verbose {
+		fmt.Fprintf(e.stderr, "pepa %s: %s\n", verb, o.memory.describeBudget(o.maxStates))
 	}
-	n := avail / 2 / bytesPerState
-	if n > 1<<31-2 {
-		n = 1<<31 - 2
-	}
-	return int(n)
+	return ctx, -1
 }
 
 // writeOutput sends the result to -o (via a temporary file renamed into
@@ -122,7 +104,7 @@ func loadModel(e *env, verb, name string) (*lang.Model, int) {
 func compileModel(e *env, name string, m *lang.Model, o *outputFlags) (*ctmc.Structure, int) {
 	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate, MaxStates: o.maxStates, SeparateRates: o.separateRates})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), o.memory.explainLimit(err))
 		return nil, exitInvalid
 	}
 	return s, -1
@@ -155,7 +137,7 @@ func deriveStructure(ctx context.Context, e *env, verb, name string, s *ctmc.Str
 			fmt.Fprintf(e.stderr, "pepa %s: interrupted\n", verb)
 			return nil, exitInterrupted
 		}
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), o.memory.explainLimit(err))
 		return nil, exitInvalid
 	}
 	return c, -1

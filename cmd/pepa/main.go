@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
@@ -76,6 +77,9 @@ func run(ctx context.Context, e *env, args []string) int {
 		usage(e.stderr)
 		return exitUsage
 	}
+	// A verb sets the runtime's soft memory limit from its budget; it is
+	// restored for the next run in the same process (tests, sweep).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	code := v.run(ctx, e, args[1:])
 	if ctx.Err() != nil && code != exitOK {
 		return exitInterrupted

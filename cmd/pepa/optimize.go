@@ -31,8 +31,13 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	out := fs.String("o", "", "write the best mapping as a PEPA model to `FILE`")
 	mappingOut := fs.String("mapping-out", "", "write a specification of the best mapping (values resolved) to `FILE`")
 	format := fs.String("format", "text", "output format: text or json")
+	var mem memoryFlag
+	mem.register(fs)
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
+		return code
+	}
+	if ctx, code = mem.resolve(ctx, e, "optimize"); code >= 0 {
 		return code
 	}
 	switch {

@@ -47,7 +47,8 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "passage"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "passage")
+	if code >= 0 {
 		return code
 	}
 	if len(files) != 1 {

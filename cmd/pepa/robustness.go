@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -42,7 +44,8 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "robustness"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "robustness")
+	if code >= 0 {
 		return code
 	}
 	if code := sf.validate(e, "robustness"); code >= 0 {
@@ -149,6 +152,10 @@ func runRobustness(ctx context.Context, e *env, args []string) int {
 					if fs != s {
 						r.Why += "; finished machines stop"
 					}
+				} else if *simulateBig && errors.Is(err, membudget.ErrOverBudget) {
+					// The chain fits, its solution does not: simulate.
+					c = nil
+					r, err = simulateRobustness(ctx, e, name, fs, mopt, &sf, "the solution does not fit the memory budget ("+err.Error()+")")
 				}
 			}
 		}

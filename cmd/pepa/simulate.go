@@ -13,6 +13,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
+	"pepa/internal/membudget"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -113,7 +114,8 @@ speed (events/s) is reported on stderr.
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "simulate"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "simulate")
+	if code >= 0 {
 		return code
 	}
 	if code := sf.validate(e, "simulate"); code >= 0 {
@@ -487,7 +489,11 @@ func deriveOrSimulate(ctx context.Context, e *env, name string, s *ctmc.Structur
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
 		return nil, nil, exitInvalid
 	}
-	r, err := simulateRobustness(ctx, e, name, s, mopt, sf, fmt.Sprintf("the chain has more than %d states (--max-states)", o.maxStates))
+	because := fmt.Sprintf("the chain has more than %d states (--max-states)", o.maxStates)
+	if errors.Is(err, membudget.ErrOverBudget) {
+		because = "the chain does not fit the memory budget (" + err.Error() + ")"
+	}
+	r, err := simulateRobustness(ctx, e, name, s, mopt, sf, because)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, exitInterrupted

@@ -24,7 +24,8 @@ func runStates(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "states"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "states")
+	if code >= 0 {
 		return code
 	}
 	var prefix string

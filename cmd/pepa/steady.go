@@ -14,6 +14,8 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		`  pepa steady testdata/pc-lan.pepa                  throughputs and utilisations
   pepa steady --format csv -o lan.csv testdata/pc-lan.pepa
   pepa steady --method bicgstab --tolerance 1e-13 testdata/active-badge.pepa
+  pepa steady --memory 2G --verbose testdata/pc-lan.pepa
+        within 2 GiB of memory; --verbose prints the budget, where it came from, and the stages
 `)
 	var o outputFlags
 	o.register(fs)
@@ -25,7 +27,8 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if code := o.validate(e, "steady"); code >= 0 {
+	ctx, code = o.validate(ctx, e, "steady")
+	if code >= 0 {
 		return code
 	}
 	if len(files) != 1 {

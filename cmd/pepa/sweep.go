@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 
+	"pepa/internal/membudget"
 	"pepa/models/sweep"
 )
 
@@ -66,6 +67,8 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 	columns := fs.String("columns", "", "comma-separated substrings: keep the measures whose names contain one (default for text and plots: the verb's headline measures)")
 	workers := fs.Int("workers", 0, "points solved at once (default: every core)")
 	tol := fs.Float64("crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
+	var mem memoryFlag
+	mem.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, e.stdout)
@@ -174,7 +177,21 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		}
 		return sweep.Flatten([]byte(fix.Replace(stdout.String())))
 	}
+	// One budget for the whole sweep: its points run at once in this
+	// process and share it.
+	ctx, code := mem.resolve(ctx, e, "sweep")
+	if code >= 0 {
+		return code
+	}
 	params := []sweep.Param(vary)
+	npoints := int64(1)
+	for _, p := range params {
+		npoints *= int64(len(p.Values))
+	}
+	if err := membudget.Check(ctx, fmt.Sprintf("sweep: the grid and results of %d points", npoints), membudget.Bytes(npoints, sweepPointBytes), "fewer --vary values"); err != nil {
+		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
+		return exitInvalid
+	}
 	points := sweep.Grid(params)
 	if e.stderrTerminal {
 		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", len(points))
@@ -454,6 +471,11 @@ func selectColumns(cols, subs []string, verb string) []int {
 	}
 	return out
 }
+
+// sweepPointBytes bounds what a point of the grid holds: its values and the
+// measures of its verb, names included (a robustness point of a few
+// machines: about 40 measures of 50 bytes).
+const sweepPointBytes = 4096
 
 // plotLabel shortens a column name for a legend: mappings[DIR/a.pepa].X
 // becomes "a.pepa X".

@@ -43,15 +43,42 @@ type GroupResult struct {
 func (o *Options) stopped() bool { return o.Semantics == passage.Initial && !o.Cycling }
 
 // Stopped returns the structure on which the makespan figures of a flat
-// analysis are computed: for initial semantics (and without Cycling) the
-// model with every machine's cycle-closing actions leading to a terminal
-// local state (semantics.md section 3, "A finished machine stops"),
-// otherwise s itself.
+// analysis are computed: for initial semantics (and without Cycling), when
+// some machine is coupled to another component, the model with every
+// machine's cycle-closing actions leading to a terminal local state
+// (semantics.md section 3, "A finished machine stops"); otherwise s
+// itself. Machines that share nothing have the same figures either way,
+// and their chain stays as small as the model's.
 func Stopped(s *ctmc.Structure, opt Options) (*ctmc.Structure, error) {
 	opt.defaults()
 	if !opt.stopped() {
 		return s, nil
 	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	isMachine := map[*ctmc.Leaf]bool{}
+	for _, m := range all {
+		isMachine[m.Leaf] = true
+	}
+	coupled := false
+	for _, g := range s.Groups() {
+		if len(g) > 1 {
+			for _, l := range g {
+				coupled = coupled || isMachine[l]
+			}
+		}
+	}
+	if !coupled {
+		return s, nil
+	}
+	return StopAll(s)
+}
+
+// StopAll returns the model with every machine stopped once it has
+// finished, coupled or not (pepa states --stopped).
+func StopAll(s *ctmc.Structure) (*ctmc.Structure, error) {
 	all, err := FindMachines(s, nil)
 	if err != nil {
 		return nil, err

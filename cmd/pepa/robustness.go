@@ -324,7 +324,7 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	if r.Solved == "simulated" {
 		fmt.Fprintf(w, "model:      %s (product of local state counts %.6g; %s)\n", r.Model, r.ProductStates, r.Why)
 	} else if r.Solved == "decomposed" {
-		fmt.Fprintf(w, "model:      %s (product chain %.6g states; solved decomposed: %s, %d states in all)\n", r.Model, r.ProductStates, r.Why, r.States)
+		fmt.Fprintf(w, "model:      %s (solved by groups: %s; %d states in all, %.6g in their product)\n", r.Model, r.Why, r.States, r.ProductStates)
 	} else {
 		fmt.Fprintf(w, "model:      %s (%d states, solved flat: %s)\n", r.Model, r.States, r.Why)
 	}
@@ -504,19 +504,17 @@ func groupsWhy(r *models.Result) string {
 		}
 	}
 	var parts []string
-	if alone > 0 {
-		parts = append(parts, models.Plural(alone, "machine", "machines")+" alone on its own chain")
-		if alone > 1 {
-			parts[0] = models.Plural(alone, "machine", "machines") + " alone on their own chains"
-		}
-	}
 	if coupled > 0 {
-		parts = append(parts, models.Plural(coupled, "group", "groups")+" of coupled machines, each on its own chain")
+		parts = append(parts, models.Plural(coupled, "group", "groups")+" of coupled machines")
 	}
+	if alone > 0 {
+		parts = append(parts, models.Plural(alone, "machine", "machines")+" alone")
+	}
+	why := strings.Join(parts, " and ") + ", each on its own chain"
 	if simulated > 0 {
-		parts = append(parts, models.Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+		why += ", " + models.Plural(simulated, "group", "groups") + " simulated (past --max-states)"
 	}
-	return strings.Join(parts, ", ")
+	return why
 }
 
 // groupText is one group's line: its machines, what couples them, how it

@@ -97,14 +97,21 @@
 // a passive activity enabled at the top level, and an action enabled both
 // actively and passively by one side of a cooperation (no apparent rate).
 //
-// # Independent parts
+// # Independent parts and groups
 //
 // Decompose splits a model whose moving components never synchronise with
 // each other (they only cooperate with inert partners: one local state,
 // passive activities) into parts, each with the chain of its own moves; the
 // model's chain is their product, so a passage that concerns one part can
 // be solved on that part alone. The criterion and why it is exact are
-// written out in decompose.go.
+// written out in decompose.go. Groups generalises it: moving components that
+// perform a common visible action are coupled, and the connected sets of
+// that relation are groups; Restrict builds a group's own sub-model (its
+// components and the inert ones that serve it, the rest removed), whose
+// chain is the group's factor of the model's (groups.go says why), and can
+// stop components: their given actions lead to a terminal local state
+// (FinishedState) instead of their targets. OwnChain is a lone component's
+// chain without a derivation.
 //
 // # Storage
 //

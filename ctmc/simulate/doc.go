@@ -9,8 +9,13 @@
 // first entry into states satisfying a predicate; the same definitions as
 // package passage's initial semantics), mapping robustness (each machine's
 // finishing time is the first firing of one of its cycle-closing actions,
-// as in package models), and steady-state throughputs and populations by
-// batch means after a warm-up.
+// as in package models; the machines of RobustnessSpec.Stop stop once they
+// have finished), and steady-state throughputs and populations by batch
+// means after a warm-up. Robustness simulates each group of coupled
+// machines (ctmc.Structure.Groups) on its own sub-model, group g's stream
+// of replication i seeded from (Seed, g, i): groups never interact, so the
+// joint distribution is the same, and a replication costs the machines'
+// own events whatever the size of the product chain.
 //
 // # Invariants
 //

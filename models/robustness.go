@@ -134,7 +134,8 @@ type Result struct {
 	// Epsilon, or more where float64 cannot keep it (passage.Solve).
 	Epsilon float64
 	// Simulated joint figures carry their confidence intervals at
-	// Confidence (NaN, and 0, when every group is exact).
+	// Confidence; Confidence is 0, and the intervals meaningless, when
+	// every figure is exact.
 	PAllLo, PAllHi         float64
 	MakespanLo, MakespanHi float64
 	Confidence             float64

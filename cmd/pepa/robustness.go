@@ -296,7 +296,7 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 	if r.Epsilon > 0 {
 		out["epsilon"] = r.Epsilon
 	}
-	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil {
+	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil && r.Confidence > 0 {
 		out["p_all_by_beta_ci"] = iv
 		out["expected_makespan_ci"] = intervalJSON(r.MakespanLo, r.MakespanHi)
 		out["confidence"] = r.Confidence
@@ -395,14 +395,14 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	} else {
 		fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
 	}
-	if !math.IsNaN(r.PAllLo) {
+	if r.Confidence > 0 && !math.IsNaN(r.PAllLo) {
 		fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textInterval(r.PAllByBeta, r.PAllLo, r.PAllHi, "%.6f"), r.Joint)
 	} else {
 		fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textFloat(r.PAllByBeta, "%.10f"), r.Joint)
 	}
 	if math.IsNaN(r.ExpectedMakespan) {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  unavailable\n")
-	} else if !math.IsNaN(r.MakespanLo) {
+	} else if r.Confidence > 0 && !math.IsNaN(r.MakespanLo) {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (%g%% interval)\n", textInterval(r.ExpectedMakespan, r.MakespanLo, r.MakespanHi, "%.4f"), 100*r.Confidence)
 	} else {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (error <= %.2g)\n", textFloat(r.ExpectedMakespan, "%.6f"), r.MakespanError)

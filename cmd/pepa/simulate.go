@@ -444,12 +444,16 @@ func simulateRobustness(ctx context.Context, e *env, name string, s *ctmc.Struct
 	reportSpeed(e, name, r.Stats)
 	res := &models.Result{Beta: mopt.Beta, Semantics: passage.Initial, ProductStates: productSize(s), Solved: "simulated",
 		Robustness: r.Robustness.Value, PAllByBeta: r.PAllByBeta.Value, ExpectedMakespan: r.ExpectedMakespan.Value,
-		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated"}
+		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated",
+		PAllLo: r.PAllByBeta.Lo, PAllHi: r.PAllByBeta.Hi, MakespanLo: r.ExpectedMakespan.Lo, MakespanHi: r.ExpectedMakespan.Hi,
+		Confidence: sf.confidence}
 	res.Independent, res.Dependence = models.Independent(s, machines)
 	var parts []string
 	for j, me := range r.Machines {
 		ms := models.MachineResult{Name: me.Name, PByBeta: me.PByBeta.Value, Mean: me.Mean.Value, Quantile: me.Quantile.Value,
-			Availability: math.NaN(), Slowdown: math.NaN()}
+			Availability: math.NaN(), Slowdown: math.NaN(),
+			PByBetaLo: me.PByBeta.Lo, PByBetaHi: me.PByBeta.Hi, MeanLo: me.Mean.Lo, MeanHi: me.Mean.Hi,
+			QuantileLo: me.Quantile.Lo, QuantileHi: me.Quantile.Hi}
 		ms.Applications = machines[j].Apps
 		ms.FirstActions, ms.LastActions = machines[j].FirstNames(s), machines[j].LastNames(s)
 		res.Machines = append(res.Machines, ms)

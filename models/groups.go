@@ -99,6 +99,7 @@ func stopMap(machines []*Machine) map[*ctmc.Leaf][]int32 {
 // groupJob is one group to solve: its moving leaves and the analysed
 // machines among them (indices into the machines slice).
 type groupJob struct {
+	s        *ctmc.Structure // the model
 	leaves   []*ctmc.Leaf
 	machines []int
 	// Set by the first phase:
@@ -156,7 +157,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 	}
 	var jobs []*groupJob
 	for _, g := range s.Groups() {
-		j := &groupJob{leaves: g}
+		j := &groupJob{s: s, leaves: g}
 		for _, l := range g {
 			if i, ok := of[l]; ok {
 				j.machines = append(j.machines, i)
@@ -320,6 +321,14 @@ func (j *groupJob) derive(ctx context.Context, s *ctmc.Structure, stop map[*ctmc
 	return err
 }
 
+// machineIn is machine m as the group's chain sees it: its leaf and its
+// actions in that chain's structure (a derived group has its own action
+// table, ctmc.Structure.Restrict).
+func (j *groupJob) machineIn(m *Machine) *Machine {
+	c := j.c
+	return &Machine{Name: m.Name, Leaf: leafIn(c, m.Leaf), First: c.S.ActionsFrom(j.s, m.First), Last: c.S.ActionsFrom(j.s, m.Last), Apps: m.Apps}
+}
+
 // leafIn is the leaf of chain c's structure named like l.
 func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
 	for _, x := range c.S.Leaves {
@@ -354,7 +363,7 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 		alpha[0] = 1
 	}
 	for _, i := range j.machines {
-		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: machines[i].Last})
+		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: c.S.ActionsFrom(j.s, machines[i].Last)})
 	}
 	if len(j.leaves) == 1 {
 		j.own = passage.UniformizationRate(c, j.probs)
@@ -388,7 +397,7 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	// Machines that keep cycling: the chain with a completion flag each.
 	var ms []*Machine
 	for _, i := range j.machines {
-		ms = append(ms, machines[i])
+		ms = append(ms, j.machineIn(machines[i]))
 	}
 	fc, target, fcAlpha, err := flagChain(context.Background(), c, ms, alpha, opt.MaxJointStates)
 	if err != nil {
@@ -427,7 +436,7 @@ func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, 
 				j.probs = append(j.probs, passage.Problem{})
 				continue
 			}
-			pr, err := passage.PluginPartProblem(j.c, pis[k], sum-qbar[k], m.First, m.Last)
+			pr, err := passage.PluginPartProblem(j.c, pis[k], sum-qbar[k], j.c.S.ActionsFrom(j.s, m.First), j.c.S.ActionsFrom(j.s, m.Last))
 			if err != nil {
 				return fmt.Errorf("machine %s: %w", m.Name, err)
 			}

@@ -280,9 +280,9 @@ func machineGroups(s *ctmc.Structure, spec RobustnessSpec, initial []LeafDistrib
 			return nil, err
 		}
 		grp.s = sub
-		grp.closes = make([][]int, len(s.Actions))
+		grp.closes = make([][]int, len(sub.Actions))
 		for _, j := range grp.machines {
-			for _, a := range spec.Machines[j].Last {
+			for _, a := range sub.ActionsFrom(s, spec.Machines[j].Last) {
 				grp.closes[a] = append(grp.closes[a], j)
 			}
 		}

@@ -14,7 +14,8 @@ type Params struct {
 	Method string `json:"method,omitempty"`
 	// Class is one of Braun et al.'s twelve range-based classes, u_C_TTMM
 	// (u_c_hihi, u_i_lolo, u_s_hilo, ...): it sets Method, TaskRange,
-	// MachineRange and Consistency, which are then not given.
+	// MachineRange and Consistency, which are then not given (or given
+	// the class's values).
 	Class        string `json:"class,omitempty"`
 	Applications int    `json:"applications"`
 	Machines     int    `json:"machines"`
@@ -95,8 +96,10 @@ func (p Params) Resolve() (Params, []*FieldError) {
 		case !ok:
 			bad("class", "unknown class %q: expected one of Braun et al.'s u_C_TTMM, C in c, i, s (consistent, inconsistent, semi-consistent), TT and MM hi or lo (%s)",
 				p.Class, strings.Join(Classes(), ", "))
-		case p.Method != "" || p.TaskRange != 0 || p.MachineRange != 0 || p.Consistency != "":
-			bad("class", "class %s sets method, task_range, machine_range and consistency: give either the class or those fields", p.Class)
+		case p.Method != "" && p.Method != Range || p.TaskRange != 0 && p.TaskRange != c.TaskRange ||
+			p.MachineRange != 0 && p.MachineRange != c.MachineRange || p.Consistency != "" && p.Consistency != c.Consistency:
+			bad("class", "class %s sets method (range), task_range (%g), machine_range (%g) and consistency (%s): give either the class or those fields",
+				p.Class, c.TaskRange, c.MachineRange, c.Consistency)
 		default:
 			p.Method, p.TaskRange, p.MachineRange, p.Consistency = Range, c.TaskRange, c.MachineRange, c.Consistency
 		}

@@ -81,12 +81,12 @@ func (o *Options) defaults() error {
 // that where a run stops does not depend on the machine.
 const blockSize = 512
 
-// replicate runs replications 0, 1, 2, ... in blocks on all workers. one
-// simulates replication i on a worker's path and returns its result; add
-// receives the results in index order; halfWidth returns the widest
-// interval the precision rule watches (NaN: not yet known) after each
-// block.
-func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
+// replicate runs replications first, first+1, ... in blocks on all
+// workers. one simulates replication i on a worker's path and returns its
+// result; add receives the results in index order; halfWidth returns the
+// widest interval the precision rule watches (NaN: not yet known) after
+// each block. The stopping rules count replications from first.
+func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, first int, one func(p *path, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
 	start := time.Now()
 	paths := make([]*path, opt.Workers)
 	lt := findTables(s, opt.general)
@@ -114,9 +114,9 @@ func replicate[R any](ctx context.Context, s *ctmc.Structure, opt *Options, one 
 					if k >= size || ctx.Err() != nil {
 						return
 					}
-					r, err := one(p, n+k)
+					r, err := one(p, first+n+k)
 					if err != nil {
-						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", n+k, err) })
+						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", first+n+k, err) })
 						next.Store(int64(size))
 						return
 					}

@@ -92,6 +92,18 @@
 // be solved on that part alone. The criterion and why it is exact are
 // written out in decompose.go.
 //
+// # Rates changed
+//
+// Rerate builds the chain of a structure compiled with other values of the
+// rate constants (a sweep's point) from a chain already derived: states,
+// rows, targets and actions are shared, every state's transitions are
+// evaluated on the new tree and merged as Derive merges them, and checked
+// against the row (number, actions, targets), so the result is Derive's,
+// rate for rate, without looking up or numbering a state. The rate indices
+// are kept, with a new table, when the rates that were equal stay equal.
+// Values that change which local derivatives are one (a term's identity
+// includes its rate's value) change the structure: ErrStructureChanged.
+//
 // # Storage
 //
 // The chain is stored in CSR form: RowPtr (int64), Col (int32 targets),

@@ -1,0 +1,239 @@
+package ctmc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// ErrStructureChanged is returned (wrapped) by Rerate when the structure's
+// transitions differ from the chain's otherwise than by their rates.
+var ErrStructureChanged = errors.New("the chain's structure changed")
+
+// rerateChunk is the number of states a worker takes at a time.
+const rerateChunk = 4096
+
+// Rerate returns the chain of s, a structure compiled from the model of
+// c.S with other values of its rate constants (a point of a sweep), built
+// from c: its states, rows, targets and actions are c's arrays, shared and
+// not copied, and only the rates are s's. Every state's transitions are
+// evaluated on s's tree and merged as Derive does (the same code), and
+// checked against c's row: same number, same actions, same targets. So
+// the result is what Derive(s) returns, transition for transition and rate
+// for rate (RateAt), at the cost of the evaluations alone: no state is
+// looked up or numbered. The rates keep c's rate indices, with a table of
+// s's values, when every transition that shared a rate in c shares one in
+// s (rates that stay equal); else they are indexed afresh.
+//
+// Rerate fails with ErrStructureChanged when some state's transitions
+// differ otherwise: the values made two local derivatives one or one two
+// (a term's identity includes its rate's value), or s is another model.
+// Derive(s) is then the way. It obeys ctx.
+func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
+	if err := sameShape(c.S, s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStructureChanged, err)
+	}
+	if len(c.Col) > 0 && c.Act == nil {
+		return nil, errors.New("the chain's transitions were released")
+	}
+	out := &Chain{S: s, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Deadlocks: c.Deadlocks}
+	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates))
+	// With c's rate indices: each worker's table of new values by old
+	// index (set marks the entries seen); else the rates themselves.
+	type local struct {
+		table []float64
+		set   []bool
+		clash bool
+	}
+	locals := make([]local, len(workers))
+	var rates []float64
+	if c.RateIndex != nil {
+		for k := range locals {
+			locals[k] = local{table: make([]float64, len(c.RateTable)), set: make([]bool, len(c.RateTable))}
+		}
+	} else {
+		rates = make([]float64, len(c.Col))
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int64
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	take := func() (int, int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr != nil || next >= int64(c.N) || ctx.Err() != nil {
+			return 0, 0, false
+		}
+		lo := int(next)
+		next = min(next+rerateChunk, int64(c.N))
+		return lo, int(next), true
+	}
+	// collect receives every transition's new rate; false on a clash with
+	// the shared indices, whose fallback (rerateAll) then recomputes them.
+	for k, x := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loc := &locals[k]
+			for {
+				lo, hi, ok := take()
+				if !ok {
+					return
+				}
+				for i := lo; i < hi; i++ {
+					err := x.rerow(c, i, func(e int64, r float64) {
+						if rates != nil {
+							rates[e] = r
+							return
+						}
+						idx := c.RateIndex[e]
+						if !loc.set[idx] {
+							loc.table[idx], loc.set[idx] = r, true
+						} else if loc.table[idx] != r {
+							loc.clash = true
+						}
+					})
+					if err != nil {
+						fail(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if rates != nil {
+		out.Rates = rates
+		return out, nil
+	}
+	table := make([]float64, len(c.RateTable))
+	set := make([]bool, len(c.RateTable))
+	clash := false
+	for _, loc := range locals {
+		clash = clash || loc.clash
+		for idx, ok := range loc.set {
+			switch {
+			case !ok:
+			case !set[idx]:
+				table[idx], set[idx] = loc.table[idx], true
+			case table[idx] != loc.table[idx]:
+				clash = true
+			}
+		}
+	}
+	if !clash {
+		// An index no transition uses keeps its old value (there is none
+		// in a derived chain; a chain built by hand may have one).
+		for idx, ok := range set {
+			if !ok {
+				table[idx] = c.RateTable[idx]
+			}
+		}
+		out.RateIndex, out.RateTable = c.RateIndex, table
+		return out, nil
+	}
+	return rerateAll(ctx, c, out, workers[0])
+}
+
+// rerateAll gives out its own rates when c's indices cannot be kept: every
+// transition's rate, indexed afresh when there are at most 65,536 distinct
+// ones (as Derive stores them).
+func rerateAll(ctx context.Context, c, out *Chain, x *explorer) (*Chain, error) {
+	rates := make([]float64, len(c.Col))
+	for i := 0; i < c.N; i++ {
+		if i%rerateChunk == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err := x.rerow(c, i, func(e int64, r float64) { rates[e] = r }); err != nil {
+			return nil, err
+		}
+	}
+	index := map[uint64]uint16{}
+	ri := make([]uint16, len(rates))
+	var table []float64
+	for e, r := range rates {
+		idx, ok := index[math.Float64bits(r)]
+		if !ok {
+			if len(table) == 1<<16 {
+				out.Rates = rates
+				return out, nil
+			}
+			idx = uint16(len(table))
+			index[math.Float64bits(r)] = idx
+			table = append(table, r)
+		}
+		ri[e] = idx
+	}
+	out.RateIndex, out.RateTable = ri, table
+	return out, nil
+}
+
+// rerow evaluates state i of c on the explorer's tree, merges its
+// transitions as Derive does, checks them against c's row i and passes
+// each transition's rate to set.
+func (x *explorer) rerow(c *Chain, i int, set func(e int64, rate float64)) error {
+	w := x.s.Words
+	cur := c.States[i*w : (i+1)*w]
+	out := &x.out
+	out.reset()
+	e := evalError{limit: x.limit}
+	x.root.eval(cur, out, &e)
+	if e.overflow || e.mixed {
+		return fmt.Errorf("%w: state %d (%s) fails to evaluate with the new rates", ErrStructureChanged, i, c.StateString(i))
+	}
+	if slices.Contains(out.pas, true) {
+		return fmt.Errorf("%w: state %d (%s) has a passive activity at the top level", ErrStructureChanged, i, c.StateString(i))
+	}
+	keep := x.dedup(out, out.len())
+	lo, hi := c.RowPtr[i], c.RowPtr[i+1]
+	if int64(len(keep)) != hi-lo {
+		return fmt.Errorf("%w: state %d (%s) has %d transitions, %d before", ErrStructureChanged, i, c.StateString(i), len(keep), hi-lo)
+	}
+	for n, k := range keep {
+		edge := lo + int64(n)
+		if out.act[k] != c.Act[edge] {
+			return fmt.Errorf("%w: state %d's transition %d is %s, %s before", ErrStructureChanged, i, n, x.s.Actions[out.act[k]], c.S.Actions[c.Act[edge]])
+		}
+		x.targetOf(cur, int(k))
+		if !equalWords(x.target, c.State(int(c.Col[edge]))) {
+			return fmt.Errorf("%w: state %d's transition %d leads elsewhere", ErrStructureChanged, i, n)
+		}
+		set(edge, out.rate[k])
+	}
+	return nil
+}
+
+// sameShape checks that two structures pack their states alike: the same
+// actions, and leaves with the same names, local states and places.
+func sameShape(a, b *Structure) error {
+	if a.Words != b.Words || !slices.Equal(a.Actions, b.Actions) || len(a.Leaves) != len(b.Leaves) {
+		return errors.New("other actions or components")
+	}
+	for k, la := range a.Leaves {
+		lb := b.Leaves[k]
+		if la.Name != lb.Name || la.NumLocal != lb.NumLocal || la.Copies != lb.Copies || la.word != lb.word || la.shift != lb.shift || la.mask != lb.mask ||
+			!slices.Equal(la.Comp.States, lb.Comp.States) {
+			return fmt.Errorf("component %s has other local states", la.Name)
+		}
+	}
+	return nil
+}

@@ -15,6 +15,10 @@ import (
 	"pepa/ctmc"
 )
 
+// DefaultStreams is the number of steady-state streams when
+// Options.Replications is 0.
+const DefaultStreams = 16
+
 // SteadySpec controls a steady-state estimate.
 type SteadySpec struct {
 	// Warmup is the simulated time each stream runs before it measures;
@@ -188,7 +192,7 @@ type stream struct {
 // newSteadyRunner checks the spec and options, setting their defaults.
 func newSteadyRunner(ctx context.Context, s *ctmc.Structure, spec *SteadySpec, opt *Options) (*steadyRunner, error) {
 	if opt.Replications == 0 {
-		opt.Replications = 16
+		opt.Replications = DefaultStreams
 	}
 	if spec.MaxBatches <= 0 {
 		spec.MaxBatches = 1000

@@ -266,12 +266,12 @@ func Run[R any](ctx context.Context, points int, workers int, eval func(ctx cont
 // changes sign from negative to positive as the parameter grows), or the
 // reverse.
 type Crossing struct {
-	A      string  `json:"a"`
-	B      string  `json:"b"`
-	Lo     float64 `json:"lo"` // the bracketing grid values
-	Hi     float64 `json:"hi"`
-	X      float64 `json:"x"`     // the crossing, refined by bisection
-	Value  float64 `json:"value"` // the series' common value there (their mean at X)
+	A     string  `json:"a"`
+	B     string  `json:"b"`
+	Lo    float64 `json:"lo"` // the bracketing grid values
+	Hi    float64 `json:"hi"`
+	X     float64 `json:"x"`     // the crossing, refined by bisection
+	Value float64 `json:"value"` // the series' common value there (their mean at X)
 	// AOvertakes is true when A is below B at Lo and above at Hi.
 	AOvertakes bool `json:"a_overtakes"`
 	// Order is (A's index, B's index, Lo's grid index): where the crossing

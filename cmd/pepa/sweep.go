@@ -112,7 +112,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 	verb, verbArgs := rest[0], rest[1:]
 	var fileIdx []int
 	for i, a := range verbArgs {
-		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot"} {
+		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot", "--shard", "-shard"} {
 			if a == bad || strings.HasPrefix(a, bad+"=") {
 				return usageError(e, "sweep", "%s belongs to sweep, not to the verb", bad)
 			}

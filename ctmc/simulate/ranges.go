@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"pepa/ctmc"
@@ -227,41 +226,30 @@ func SteadyRange(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Op
 	for _, p := range r.pops {
 		rec.Populations = append(rec.Populations, [2]string{p.Component, p.State})
 	}
-	errs := make([]error, count)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < opt.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := batch{y: make([]float64, r.nMeasures)}
-			for k := range next {
-				st := r.newStream(first + k)
-				if errs[k] = r.warm(st); errs[k] != nil {
-					continue
-				}
-				sr := StreamRecord{Warmup: st.warmup, Durations: make([]float64, 0, spec.MaxBatches),
-					Measures: make([]float64, 0, spec.MaxBatches*r.nMeasures)}
-				for round := 0; round < spec.MaxBatches && errs[k] == nil; round++ {
-					clear(b.y)
-					errs[k] = r.run(st, spec.BatchEvents, 0, &b)
-					sr.Durations = append(sr.Durations, b.dur)
-					sr.Measures = append(sr.Measures, b.y...)
-				}
-				sr.Events = st.p.events
-				rec.Streams[k] = sr
+	err = onWorkers(count, opt.Workers, func(k int) error {
+		st := r.newStream(first + k)
+		if err := r.warm(st); err != nil {
+			return err
+		}
+		sr := StreamRecord{Warmup: st.warmup, Durations: make([]float64, 0, spec.MaxBatches),
+			Measures: make([]float64, 0, spec.MaxBatches*r.nMeasures)}
+		b := batch{y: make([]float64, r.nMeasures)}
+		for round := 0; round < spec.MaxBatches; round++ {
+			clear(b.y)
+			if err := r.run(st, spec.BatchEvents, 0, &b); err != nil {
+				return err
 			}
-		}()
-	}
-	for k := 0; k < count; k++ {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
+			sr.Durations = append(sr.Durations, b.dur)
+			sr.Measures = append(sr.Measures, b.y...)
+		}
+		sr.Events = st.p.events
+		rec.Streams[k] = sr
+		return nil
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return rec, nil

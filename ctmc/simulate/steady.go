@@ -85,26 +85,7 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 		streams[i] = r.newStream(i)
 	}
 	// forAll runs f on every stream, on the workers.
-	forAll := func(f func(i int) error) error {
-		errs := make([]error, len(streams))
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for w := 0; w < opt.Workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					errs[i] = f(i)
-				}
-			}()
-		}
-		for i := range streams {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-		return errors.Join(errs...)
-	}
+	forAll := func(f func(i int) error) error { return onWorkers(len(streams), opt.Workers, f) }
 	start := time.Now()
 	res := &SteadyResult{Streams: len(streams)}
 	if err := forAll(func(i int) error { return r.warm(streams[i]) }); err != nil {
@@ -157,6 +138,29 @@ func Steady(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options
 	}
 	acc.result(res)
 	return res, nil
+}
+
+// onWorkers runs f(0), ..., f(n-1) on workers goroutines and returns
+// their errors, joined.
+func onWorkers(n, workers int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // steadyRunner simulates steady-state streams: what a whole run and a

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +15,12 @@ import (
 // to point, the chain's structure does not: the first point that asks for
 // a model's chain derives it, and every other point gets ctmc.Rerate of
 // that chain with its own structure (shared states and transitions, its
-// own rates: exactly what deriving it gives), or derives its own when its
-// values change the structure (ctmc.ErrStructureChanged). Safe for
-// concurrent use; the chains it returns may be released (their fields
-// set to nil) by their users without touching the one it keeps.
+// own rates: exactly what deriving it gives). A point whose values change
+// the structure (ctmc.ErrStructureChanged: they make two local derivatives
+// one, or one two) derives its own chain, which is kept beside the first
+// (up to maxBases per model) for the points of its structure. Safe for
+// concurrent use; the chains it returns may be released (their fields set
+// to nil) by their users without touching those it keeps.
 type ChainCache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
@@ -26,19 +29,23 @@ type ChainCache struct {
 	deriveTime, rerateTime    atomic.Int64 // nanoseconds
 }
 
+// maxBases bounds the chains kept per model (their memory).
+const maxBases = 4
+
 type cacheEntry struct {
-	once sync.Once
-	base *ctmc.Chain
-	err  error
+	once  sync.Once
+	err   error // the first derivation's
+	mu    sync.Mutex
+	bases []*ctmc.Chain
 }
 
 // CacheStats counts what a ChainCache did.
 type CacheStats struct {
-	Derived int // chains derived as the base of a model
-	Rerated int // chains rerated from a base
+	Derived int // chains derived first, one per model
+	Rerated int // chains rerated from a kept one
 	Changed int // chains derived again: the values changed the structure
-	// DeriveTime and RerateTime are the time the derivations (of bases and
-	// of changed structures) and the reratings took, in total.
+	// DeriveTime and RerateTime are the time the derivations (first and
+	// again) and the reratings took, in total.
 	DeriveTime, RerateTime time.Duration
 }
 
@@ -64,25 +71,45 @@ func (cc *ChainCache) Chain(ctx context.Context, key string, s *ctmc.Structure, 
 		}
 		return c, err
 	}
+	// copyOf is a chain the caller may release: a copy of the kept one's
+	// fields, sharing its arrays.
+	copyOf := func(c *ctmc.Chain) *ctmc.Chain { cp := *c; return &cp }
 	mine := false
 	e.once.Do(func() {
 		mine = true
-		e.base, e.err = timed(&cc.derived, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) })
+		var c *ctmc.Chain
+		if c, e.err = timed(&cc.derived, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) }); e.err == nil {
+			e.bases = []*ctmc.Chain{c}
+		}
 	})
 	switch {
 	case mine && e.err != nil:
 		return nil, e.err
 	case mine:
-		cp := *e.base // the caller may release its copy's arrays
-		return &cp, nil
+		return copyOf(e.bases[0]), nil
 	case e.err != nil:
 		return derive(s) // the first point failed: this one fails (or not) on its own
 	}
-	c, err := timed(&cc.rerated, &cc.rerateTime, func() (*ctmc.Chain, error) { return ctmc.Rerate(ctx, e.base, s) })
-	if errors.Is(err, ctmc.ErrStructureChanged) {
-		return timed(&cc.changed, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) })
+	e.mu.Lock()
+	bases := slices.Clone(e.bases)
+	e.mu.Unlock()
+	for _, b := range bases {
+		c, err := timed(&cc.rerated, &cc.rerateTime, func() (*ctmc.Chain, error) { return ctmc.Rerate(ctx, b, s) })
+		if !errors.Is(err, ctmc.ErrStructureChanged) {
+			return c, err
+		}
 	}
-	return c, err
+	c, err := timed(&cc.changed, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) })
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.bases) < maxBases {
+		e.bases = append(e.bases, c)
+		return copyOf(c), nil
+	}
+	return c, nil
 }
 
 // Stats says what the cache did so far.

@@ -39,24 +39,30 @@ The specification format is documented, field by field, in testdata/spec-example
 	if code >= 0 {
 		return code
 	}
-	if *etcOut != "" {
-		if err := writeFileAtomicFunc(*etcOut, in.WriteETC); err != nil {
-			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+	// With --etc-out alone, only the matrix is written.
+	models := *etcOut == "" || *dir != "" || *out != "" || *mapping != ""
+	if models {
+		if err := in.RequireMappings(); err != nil {
+			fmt.Fprintln(e.stderr, err)
 			return exitInvalid
 		}
-		if *dir == "" && *out == "" && *mapping == "" {
-			return exitOK
-		}
-	}
-	if err := in.RequireMappings(); err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitInvalid
 	}
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
 			return exitInvalid
 		}
+	}
+	if *etcOut != "" {
+		if err := writeFileAtomicFunc(*etcOut, in.WriteETC); err != nil {
+			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if !models {
+		return exitOK
+	}
+	if *dir != "" {
 		for _, m := range in.Mappings {
 			if ctx.Err() != nil {
 				return exitInterrupted

@@ -155,8 +155,12 @@ func drawPlot(w io.Writer, format string, rows []row) error {
 	p.X.Label.Text = "expected makespan / the instance's fastest mapping's"
 	p.Y.Label.Text = "robustness min_j P(F_j ≤ β)"
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = false
+	// The upper right is empty: a slower mapping is rarely as robust.
+	p.Legend.Top = true
 	p.Legend.Left = false
+	p.Y.Min, p.Y.Max = 0, 1
+	p.X.Min = 1
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks(0, 1, 0.1))
 	for ci, class := range classes(rows) {
 		for _, heuristic := range []bool{true, false} {
 			var pts plotter.XYs
@@ -190,6 +194,16 @@ func drawPlot(w io.Writer, format string, rows []row) error {
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// ticks are labelled ticks from lo to hi by step.
+func ticks(lo, hi, step float64) []plot.Tick {
+	var out []plot.Tick
+	for k := 0; lo+float64(k)*step <= hi+1e-9; k++ {
+		x := lo + float64(k)*step
+		out = append(out, plot.Tick{Value: x, Label: strconv.FormatFloat(x, 'g', 3, 64)})
+	}
+	return out
 }
 
 // summarize answers the study's question per class.

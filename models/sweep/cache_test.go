@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -68,4 +69,50 @@ func TestChainCache(t *testing.T) {
 		t.Errorf("stats %+v", st)
 	}
 	t.Log(fmt.Sprintf("%+v", st))
+}
+
+// TestMerge: ranges of a grid merge into the whole in grid order, crossings
+// in the order a scan of the whole grid finds them; ranges that are not one
+// grid's are refused.
+func TestMerge(t *testing.T) {
+	params := []Param{{"r", []float64{1, 2, 3, 4}}}
+	row := func(i int) []Column { return []Column{{"m", float64(i)}} }
+	part := func(first int, rows ...int) *Result {
+		r := &Result{Verb: "robustness", Params: params, Series: []string{"a", "b"}, First: first}
+		for _, i := range rows {
+			r.Rows = append(r.Rows, row(i))
+		}
+		return r
+	}
+	p1, p2 := part(0, 0, 1), part(2, 2, 3)
+	// Two crossings at one value: the pair (0, 1) before (0, 2) whatever the
+	// ranges' order.
+	p1.Crossings = []Crossing{{A: "a", B: "b", X: 2.5, Order: [3]int{0, 1, 1}}}
+	p2.Crossings = []Crossing{{A: "a", B: "b", X: 1.5, Order: [3]int{0, 1, 0}}, {A: "a", B: "c", X: 2.5, Order: [3]int{0, 2, 2}}}
+	got, err := Merge([]*Result{p2, p1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Rows) != 4 || got.Rows[3][0].Value != 3 {
+		t.Fatalf("rows %v", got.Rows)
+	}
+	order := []float64{got.Crossings[0].X, got.Crossings[1].X, got.Crossings[2].X}
+	if order[0] != 1.5 || got.Crossings[1].Order != [3]int{0, 1, 1} || got.Crossings[2].Order != [3]int{0, 2, 2} {
+		t.Fatalf("crossings %+v", got.Crossings)
+	}
+	other := part(2, 2, 3)
+	other.Params = []Param{{"r", []float64{1, 2, 3, 5}}}
+	for _, c := range []struct {
+		parts []*Result
+		want  string
+	}{
+		{[]*Result{p1}, "the results hold 2 of the grid's 4 points"},
+		{[]*Result{p1, part(3, 3)}, "points 2 to 2 are missing"},
+		{[]*Result{p1, part(1, 1, 2, 3)}, "points from 1 are given twice"},
+		{[]*Result{p1, other}, "of different sweeps"},
+	} {
+		if _, err := Merge(c.parts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
 }

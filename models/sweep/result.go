@@ -68,6 +68,17 @@ func Merge(parts []*Result) (*Result, error) {
 	ps := slices.Clone(parts)
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].First < ps[j].First })
 	p0 := ps[0]
+	// The grid's size, from the parameters (without listing it).
+	size := 1
+	if len(p0.Params) < 1 || len(p0.Params) > 2 {
+		return nil, fmt.Errorf("a sweep has one or two parameters, not %d", len(p0.Params))
+	}
+	for _, p := range p0.Params {
+		if len(p.Values) == 0 || len(p.Values) > MaxPoints {
+			return nil, fmt.Errorf("parameter %s has %d values", p.Name, len(p.Values))
+		}
+		size *= len(p.Values)
+	}
 	out := &Result{Verb: p0.Verb, Params: p0.Params, Series: p0.Series, Rows: [][]Column{}, Crossings: []Crossing{}}
 	for _, p := range ps {
 		switch {
@@ -81,8 +92,11 @@ func Merge(parts []*Result) (*Result, error) {
 		out.Rows = append(out.Rows, p.Rows...)
 		out.Crossings = append(out.Crossings, p.Crossings...)
 	}
-	if n := len(out.Points()); len(out.Rows) != n {
-		return nil, fmt.Errorf("the results hold %d of the grid's %d points", len(out.Rows), n)
+	if len(out.Rows) != size {
+		return nil, fmt.Errorf("the results hold %d of the grid's %d points", len(out.Rows), size)
+	}
+	if len(out.Crossings) > 0 && (len(out.Params) != 1 || len(out.Series) < 2) {
+		return nil, errors.New("crossings of a sweep that compares no series")
 	}
 	SortCrossings(out.Crossings)
 	return out, nil

@@ -74,19 +74,21 @@ func (cc *ChainCache) Chain(ctx context.Context, key string, s *ctmc.Structure, 
 	// copyOf is a chain the caller may release: a copy of the kept one's
 	// fields, sharing its arrays.
 	copyOf := func(c *ctmc.Chain) *ctmc.Chain { cp := *c; return &cp }
+	var first *ctmc.Chain // derived here, by the first point
 	mine := false
 	e.once.Do(func() {
 		mine = true
-		var c *ctmc.Chain
-		if c, e.err = timed(&cc.derived, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) }); e.err == nil {
-			e.bases = []*ctmc.Chain{c}
+		if first, e.err = timed(&cc.derived, &cc.deriveTime, func() (*ctmc.Chain, error) { return derive(s) }); e.err == nil {
+			e.mu.Lock()
+			e.bases = []*ctmc.Chain{first}
+			e.mu.Unlock()
 		}
 	})
 	switch {
 	case mine && e.err != nil:
 		return nil, e.err
 	case mine:
-		return copyOf(e.bases[0]), nil
+		return copyOf(first), nil
 	case e.err != nil:
 		return derive(s) // the first point failed: this one fails (or not) on its own
 	}

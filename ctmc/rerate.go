@@ -37,8 +37,9 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 	if err := sameShape(c.S, s); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStructureChanged, err)
 	}
-	if len(c.Col) > 0 && c.Act == nil {
-		return nil, errors.New("the chain's transitions were released")
+	if len(c.RowPtr) != c.N+1 || int64(len(c.Col)) != c.RowPtr[c.N] || len(c.Act) != len(c.Col) ||
+		(c.RateIndex == nil && len(c.Rates) != len(c.Col)) || (c.RateIndex != nil && len(c.RateIndex) != len(c.Col)) {
+		return nil, errors.New("the chain's transitions were released, or are incomplete")
 	}
 	out := &Chain{S: s, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Deadlocks: c.Deadlocks}
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates))

@@ -159,6 +159,13 @@ func TestRerateCases(t *testing.T) {
 	if _, err := Rerate(ctx, c, s2); !errors.Is(err, ErrStructureChanged) {
 		t.Fatalf("merged derivatives: %v", err)
 	}
+
+	// A chain whose transitions were released (passage.Options.ReleaseChain).
+	released := *c
+	released.Col, released.Act, released.RateIndex, released.Rates = nil, nil, nil, nil
+	if _, err := Rerate(ctx, &released, mustCompile(t, apart)); err == nil || errors.Is(err, ErrStructureChanged) {
+		t.Fatalf("a released chain: %v", err)
+	}
 }
 
 func mustCompile(t *testing.T, src string) *Structure {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -20,26 +21,32 @@ const rerateChunk = 4096
 // Rerate returns the chain of s, a structure compiled from the model of
 // c.S with other values of its rate constants (a point of a sweep), built
 // from c: its states, rows, targets and actions are c's arrays, shared and
-// not copied, and only the rates are s's. Every state's transitions are
-// evaluated on s's tree and merged as Derive does (the same code), and
-// checked against c's row: same number, same actions, same targets. So
-// the result is what Derive(s) returns, transition for transition and rate
-// for rate (RateAt), at the cost of the evaluations alone: no state is
-// looked up or numbered. The rates keep c's rate indices, with a table of
-// s's values, when every transition that shared a rate in c shares one in
-// s (rates that stay equal); else they are indexed afresh.
+// not copied, and only the rates are s's. It first checks that s is c.S
+// but for the rates: the same actions, the same leaves packed alike with
+// the same local states and, in each, the same activities (action,
+// passivity, target) in the same order, and the same cooperation and
+// hiding tree. Evaluation's control flow depends on nothing else (rates
+// are positive, so only which activities exist matters), so every state
+// lists the transitions it lists in c, with s's rates; each state is
+// evaluated on s's tree and merged as Derive does (the same code), and its
+// count and actions are checked against c's row. The result is what
+// Derive(s) returns, transition for transition and rate for rate
+// (RateAt), at the cost of the evaluations alone: no state is looked up or
+// numbered, no target read. The rates keep c's rate indices, with a table
+// of s's values, when every transition that shared a rate in c shares one
+// in s (rates that stay equal); else they are indexed afresh.
 //
-// Rerate fails with ErrStructureChanged when some state's transitions
-// differ otherwise: the values made two local derivatives one or one two
-// (a term's identity includes its rate's value), or s is another model.
-// Derive(s) is then the way. It obeys ctx.
+// Rerate fails with ErrStructureChanged when s differs otherwise: the
+// values made two local derivatives one or one two (a term's identity
+// includes its rate's value), or s is another model. Derive(s) is then the
+// way. It obeys ctx.
 func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
-	if err := sameShape(c.S, s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStructureChanged, err)
-	}
 	if len(c.RowPtr) != c.N+1 || int64(len(c.Col)) != c.RowPtr[c.N] || len(c.Act) != len(c.Col) ||
 		(c.RateIndex == nil && len(c.Rates) != len(c.Col)) || (c.RateIndex != nil && len(c.RateIndex) != len(c.Col)) {
 		return nil, errors.New("the chain's transitions were released, or are incomplete")
+	}
+	if err := sameStructure(c.S, s); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStructureChanged, err)
 	}
 	out := &Chain{S: s, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Deadlocks: c.Deadlocks}
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates))
@@ -189,8 +196,9 @@ func rerateAll(ctx context.Context, c, out *Chain, x *explorer) (*Chain, error) 
 }
 
 // rerow evaluates state i of c on the explorer's tree, merges its
-// transitions as Derive does, checks them against c's row i and passes
-// each transition's rate to set.
+// transitions as Derive does, checks their number and actions against c's
+// row i (the targets follow from the structure, which Rerate checked) and
+// passes each transition's rate to set.
 func (x *explorer) rerow(c *Chain, i int, set func(e int64, rate float64)) error {
 	w := x.s.Words
 	cur := c.States[i*w : (i+1)*w]
@@ -214,27 +222,69 @@ func (x *explorer) rerow(c *Chain, i int, set func(e int64, rate float64)) error
 		if out.act[k] != c.Act[edge] {
 			return fmt.Errorf("%w: state %d's transition %d is %s, %s before", ErrStructureChanged, i, n, x.s.Actions[out.act[k]], c.S.Actions[c.Act[edge]])
 		}
-		x.targetOf(cur, int(k))
-		if !equalWords(x.target, c.State(int(c.Col[edge]))) {
-			return fmt.Errorf("%w: state %d's transition %d leads elsewhere", ErrStructureChanged, i, n)
-		}
 		set(edge, out.rate[k])
 	}
 	return nil
 }
 
-// sameShape checks that two structures pack their states alike: the same
-// actions, and leaves with the same names, local states and places.
-func sameShape(a, b *Structure) error {
+// sameStructure checks that b is a but for the rates: the same actions,
+// leaves packed alike with the same local states and, in every local
+// state, the same activities (action, passivity, target) in order, and the
+// same tree over them.
+func sameStructure(a, b *Structure) error {
 	if a.Words != b.Words || !slices.Equal(a.Actions, b.Actions) || len(a.Leaves) != len(b.Leaves) {
 		return errors.New("other actions or components")
 	}
+	index := map[*Leaf]int{}
 	for k, la := range a.Leaves {
 		lb := b.Leaves[k]
-		if la.Name != lb.Name || la.NumLocal != lb.NumLocal || la.Copies != lb.Copies || la.word != lb.word || la.shift != lb.shift || la.mask != lb.mask ||
-			!slices.Equal(la.Comp.States, lb.Comp.States) {
+		index[la], index[lb] = k, k
+		if la.Name != lb.Name || la.NumLocal != lb.NumLocal || la.Copies != lb.Copies || la.word != lb.word || la.shift != lb.shift ||
+			la.mask != lb.mask || la.stride != lb.stride || !slices.Equal(la.Comp.States, lb.Comp.States) ||
+			!slices.EqualFunc(la.Counts, lb.Counts, slices.Equal) || len(la.trans) != len(lb.trans) {
 			return fmt.Errorf("component %s has other local states", la.Name)
 		}
+		for st := range la.trans {
+			if !slices.EqualFunc(la.trans[st], lb.trans[st], func(x, y localTrans) bool {
+				return x.action == y.action && x.passive == y.passive && x.target == y.target
+			}) {
+				return fmt.Errorf("component %s has other activities in %s", la.Name, la.LocalName(st))
+			}
+		}
+	}
+	if !sameTree(a.root, b.root, index) {
+		return errors.New("the components cooperate otherwise")
 	}
 	return nil
+}
+
+// sameTree compares two compiled trees but for rates: node kinds,
+// cooperation and hiding sets, and leaves by their index. Freezing replaces
+// constant subtrees in place (Derive froze c.S's tree): they are compared
+// as they were.
+func sameTree(x, y node, index map[*Leaf]int) bool {
+	if c, ok := x.(*constNode); ok {
+		x = c.orig
+	}
+	if c, ok := y.(*constNode); ok {
+		y = c.orig
+	}
+	switch a := x.(type) {
+	case *leafNode:
+		b, ok := y.(*leafNode)
+		return ok && index[a.leaf] == index[b.leaf]
+	case *parNode:
+		b, ok := y.(*parNode)
+		return ok && slices.EqualFunc(a.kids, b.kids, func(p, q node) bool { return sameTree(p, q, index) })
+	case *hideNode:
+		b, ok := y.(*hideNode)
+		return ok && maps.Equal(a.hidden, b.hidden) && sameTree(a.child, b.child, index)
+	case *coopNode:
+		b, ok := y.(*coopNode)
+		return ok && maps.Equal(a.set, b.set) && sameTree(a.x, b.x, index) && sameTree(a.y, b.y, index)
+	case *multiCoopNode:
+		b, ok := y.(*multiCoopNode)
+		return ok && maps.Equal(a.set, b.set) && slices.EqualFunc(a.kids, b.kids, func(p, q node) bool { return sameTree(p, q, index) })
+	}
+	return false
 }

@@ -160,6 +160,12 @@ func TestRerateCases(t *testing.T) {
 		t.Fatalf("merged derivatives: %v", err)
 	}
 
+	// The same components cooperating on another action: another model.
+	c, _ = Derive(ctx, mustCompile(t, "P = (a, 1).(b, 2).P; Q = (a, 1).(b, 3).Q;\nP <a> Q"), DeriveOptions{})
+	if _, err := Rerate(ctx, c, mustCompile(t, "P = (a, 1).(b, 2).P; Q = (a, 1).(b, 3).Q;\nP <b> Q")); !errors.Is(err, ErrStructureChanged) {
+		t.Fatalf("another cooperation set: %v", err)
+	}
+
 	// A chain whose transitions were released (passage.Options.ReleaseChain).
 	released := *c
 	released.Col, released.Act, released.RateIndex, released.Rates = nil, nil, nil, nil

@@ -13,9 +13,9 @@
 // a point's measures are exactly those of the model edited by hand (the
 // value written with strconv's shortest round-trip formatting); a chain
 // from ChainCache is, rate for rate, the one deriving the point's model
-// gives (ctmc.Rerate checks every row). Points are evaluated
-// independently, in parallel, and returned in grid order, the first
-// parameter varying slowest. A crossing is found by the range that holds
+// gives (ctmc.Rerate checks the structure, and each row's count and
+// actions). Points are evaluated independently, in parallel, and returned
+// in grid order, the first parameter varying slowest. A crossing is found by the range that holds
 // the first grid point of its bracket (CrossingsFrom), so the crossings of
 // ranges merged, in SortCrossings order, are those of the whole grid.
 package sweep

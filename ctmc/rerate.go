@@ -50,156 +50,175 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 	}
 	out := &Chain{S: s, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Deadlocks: c.Deadlocks}
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates))
-	// With c's rate indices: each worker's table of new values by old
-	// index (set marks the entries seen); else the rates themselves.
+	// One pass on every core gives each transition its new rate twice
+	// over: (1) by c's rate index, in a table of new values per old index,
+	// kept when no old index gets two new values (the arrays stay shared);
+	// (2) by an index of its own, interned as Derive interns (a
+	// direct-mapped cache per worker before the shared table), kept when
+	// (1) is not; past 65,536 distinct rates, (3) the rates themselves, in
+	// a second pass.
 	type local struct {
-		table []float64
+		table []float64 // new value by old index
 		set   []bool
 		clash bool
 	}
 	locals := make([]local, len(workers))
-	var rates []float64
-	if c.RateIndex != nil {
+	shared := c.RateIndex != nil
+	if shared {
 		for k := range locals {
 			locals[k] = local{table: make([]float64, len(c.RateTable)), set: make([]bool, len(c.RateTable))}
 		}
-	} else {
-		rates = make([]float64, len(c.Col))
 	}
+	// The fresh table: index by rate, under freshMu.
+	var (
+		freshMu    sync.Mutex
+		freshIndex = map[uint64]uint16{}
+		freshTable []float64
+		freshFull  bool
+	)
+	intern := func(r float64) (uint16, bool) {
+		freshMu.Lock()
+		defer freshMu.Unlock()
+		bits := math.Float64bits(r)
+		if idx, ok := freshIndex[bits]; ok {
+			return idx, true
+		}
+		if freshFull || len(freshTable) == rateTableLimit {
+			freshFull = true
+			return 0, false
+		}
+		idx := uint16(len(freshTable))
+		freshIndex[bits] = idx
+		freshTable = append(freshTable, r)
+		return idx, true
+	}
+	freshIdx := make([]uint16, len(c.Col))
+	var rates []float64 // (3)
 	var (
 		mu       sync.Mutex
 		firstErr error
 		next     int64
-		wg       sync.WaitGroup
 	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
+	pass := func() error {
+		next = 0
+		var wg sync.WaitGroup
+		take := func() (int, int, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if firstErr != nil || next >= int64(c.N) || ctx.Err() != nil {
+				return 0, 0, false
+			}
+			lo := int(next)
+			next = min(next+rerateChunk, int64(c.N))
+			return lo, int(next), true
 		}
-		mu.Unlock()
-	}
-	take := func() (int, int, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if firstErr != nil || next >= int64(c.N) || ctx.Err() != nil {
-			return 0, 0, false
-		}
-		lo := int(next)
-		next = min(next+rerateChunk, int64(c.N))
-		return lo, int(next), true
-	}
-	// collect receives every transition's new rate; false on a clash with
-	// the shared indices, whose fallback (rerateAll) then recomputes them.
-	for k, x := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loc := &locals[k]
-			for {
-				lo, hi, ok := take()
-				if !ok {
-					return
-				}
-				for i := lo; i < hi; i++ {
-					err := x.rerow(c, i, func(e int64, r float64) {
-						if rates != nil {
-							rates[e] = r
-							return
-						}
-						idx := c.RateIndex[e]
-						if !loc.set[idx] {
-							loc.table[idx], loc.set[idx] = r, true
-						} else if loc.table[idx] != r {
-							loc.clash = true
-						}
-					})
-					if err != nil {
-						fail(err)
+		for k, x := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				loc := &locals[k]
+				clear(x.rateIdx[:])
+				for {
+					lo, hi, ok := take()
+					if !ok {
 						return
 					}
+					for i := lo; i < hi; i++ {
+						keep, err := x.rerow(c, i)
+						if err != nil {
+							mu.Lock()
+							if firstErr == nil {
+								firstErr = err
+							}
+							mu.Unlock()
+							return
+						}
+						e := c.RowPtr[i]
+						for _, kk := range keep {
+							r := x.out.rate[kk]
+							if rates != nil {
+								rates[e] = r
+								e++
+								continue
+							}
+							if shared {
+								idx := c.RateIndex[e]
+								if !loc.set[idx] {
+									loc.table[idx], loc.set[idx] = r, true
+								} else if loc.table[idx] != r {
+									loc.clash = true
+								}
+							}
+							bits := math.Float64bits(r)
+							slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
+							if x.rateIdx[slot] == 0 || x.rateKey[slot] != bits {
+								idx, ok := intern(r)
+								if !ok {
+									continue // full: the rates are listed in a second pass
+								}
+								x.rateKey[slot], x.rateIdx[slot] = bits, int32(idx)+1
+							}
+							freshIdx[e] = uint16(x.rateIdx[slot] - 1)
+							e++
+						}
+					}
 				}
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return firstErr
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := pass(); err != nil {
 		return nil, err
 	}
-	if firstErr != nil {
-		return nil, firstErr
+	if shared {
+		table := make([]float64, len(c.RateTable))
+		set := make([]bool, len(c.RateTable))
+		clash := false
+		for _, loc := range locals {
+			clash = clash || loc.clash
+			for idx, ok := range loc.set {
+				switch {
+				case !ok:
+				case !set[idx]:
+					table[idx], set[idx] = loc.table[idx], true
+				case table[idx] != loc.table[idx]:
+					clash = true
+				}
+			}
+		}
+		if !clash {
+			// An index no transition uses keeps its old value (there is
+			// none in a derived chain; a chain built by hand may have one).
+			for idx, ok := range set {
+				if !ok {
+					table[idx] = c.RateTable[idx]
+				}
+			}
+			out.RateIndex, out.RateTable = c.RateIndex, table
+			return out, nil
+		}
 	}
-	if rates != nil {
-		out.Rates = rates
+	if !freshFull {
+		out.RateIndex, out.RateTable = freshIdx, freshTable
 		return out, nil
 	}
-	table := make([]float64, len(c.RateTable))
-	set := make([]bool, len(c.RateTable))
-	clash := false
-	for _, loc := range locals {
-		clash = clash || loc.clash
-		for idx, ok := range loc.set {
-			switch {
-			case !ok:
-			case !set[idx]:
-				table[idx], set[idx] = loc.table[idx], true
-			case table[idx] != loc.table[idx]:
-				clash = true
-			}
-		}
+	rates, shared, freshIdx = make([]float64, len(c.Col)), false, nil
+	if err := pass(); err != nil {
+		return nil, err
 	}
-	if !clash {
-		// An index no transition uses keeps its old value (there is none
-		// in a derived chain; a chain built by hand may have one).
-		for idx, ok := range set {
-			if !ok {
-				table[idx] = c.RateTable[idx]
-			}
-		}
-		out.RateIndex, out.RateTable = c.RateIndex, table
-		return out, nil
-	}
-	return rerateAll(ctx, c, out, workers[0])
-}
-
-// rerateAll gives out its own rates when c's indices cannot be kept: every
-// transition's rate, indexed afresh when there are at most 65,536 distinct
-// ones (as Derive stores them).
-func rerateAll(ctx context.Context, c, out *Chain, x *explorer) (*Chain, error) {
-	rates := make([]float64, len(c.Col))
-	for i := 0; i < c.N; i++ {
-		if i%rerateChunk == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err := x.rerow(c, i, func(e int64, r float64) { rates[e] = r }); err != nil {
-			return nil, err
-		}
-	}
-	index := map[uint64]uint16{}
-	ri := make([]uint16, len(rates))
-	var table []float64
-	for e, r := range rates {
-		idx, ok := index[math.Float64bits(r)]
-		if !ok {
-			if len(table) == 1<<16 {
-				out.Rates = rates
-				return out, nil
-			}
-			idx = uint16(len(table))
-			index[math.Float64bits(r)] = idx
-			table = append(table, r)
-		}
-		ri[e] = idx
-	}
-	out.RateIndex, out.RateTable = ri, table
+	out.Rates = rates
 	return out, nil
 }
 
 // rerow evaluates state i of c on the explorer's tree, merges its
-// transitions as Derive does, checks their number and actions against c's
-// row i (the targets follow from the structure, which Rerate checked) and
-// passes each transition's rate to set.
-func (x *explorer) rerow(c *Chain, i int, set func(e int64, rate float64)) error {
+// transitions as Derive does and checks their number and actions against
+// c's row i (the targets follow from the structure, which Rerate checked).
+// It returns the positions in x.out of the row's transitions, in order.
+func (x *explorer) rerow(c *Chain, i int) ([]int32, error) {
 	w := x.s.Words
 	cur := c.States[i*w : (i+1)*w]
 	out := &x.out
@@ -207,24 +226,22 @@ func (x *explorer) rerow(c *Chain, i int, set func(e int64, rate float64)) error
 	e := evalError{limit: x.limit}
 	x.root.eval(cur, out, &e)
 	if e.overflow || e.mixed {
-		return fmt.Errorf("%w: state %d (%s) fails to evaluate with the new rates", ErrStructureChanged, i, c.StateString(i))
+		return nil, fmt.Errorf("%w: state %d (%s) fails to evaluate with the new rates", ErrStructureChanged, i, c.StateString(i))
 	}
 	if slices.Contains(out.pas, true) {
-		return fmt.Errorf("%w: state %d (%s) has a passive activity at the top level", ErrStructureChanged, i, c.StateString(i))
+		return nil, fmt.Errorf("%w: state %d (%s) has a passive activity at the top level", ErrStructureChanged, i, c.StateString(i))
 	}
 	keep := x.dedup(out, out.len())
 	lo, hi := c.RowPtr[i], c.RowPtr[i+1]
 	if int64(len(keep)) != hi-lo {
-		return fmt.Errorf("%w: state %d (%s) has %d transitions, %d before", ErrStructureChanged, i, c.StateString(i), len(keep), hi-lo)
+		return nil, fmt.Errorf("%w: state %d (%s) has %d transitions, %d before", ErrStructureChanged, i, c.StateString(i), len(keep), hi-lo)
 	}
 	for n, k := range keep {
-		edge := lo + int64(n)
-		if out.act[k] != c.Act[edge] {
-			return fmt.Errorf("%w: state %d's transition %d is %s, %s before", ErrStructureChanged, i, n, x.s.Actions[out.act[k]], c.S.Actions[c.Act[edge]])
+		if out.act[k] != c.Act[lo+int64(n)] {
+			return nil, fmt.Errorf("%w: state %d's transition %d is %s, %s before", ErrStructureChanged, i, n, x.s.Actions[out.act[k]], c.S.Actions[c.Act[lo+int64(n)]])
 		}
-		set(edge, out.rate[k])
 	}
-	return nil
+	return keep, nil
 }
 
 // sameStructure checks that b is a but for the rates: the same actions,

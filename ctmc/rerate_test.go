@@ -135,6 +135,9 @@ func TestRerateCases(t *testing.T) {
 	}
 	want2, _ := Derive(ctx, s2, DeriveOptions{})
 	sameChain(t, "mapping, rates apart", apartRates, want2)
+	if apartRates.RateIndex == nil || &apartRates.RateIndex[0] == &c.RateIndex[0] || len(apartRates.RateTable) <= len(c.RateTable) {
+		t.Error("rates apart: not indexed afresh")
+	}
 	if &got.Col[0] != &c.Col[0] || &got.RateIndex[0] != &c.RateIndex[0] || slices.Equal(got.RateTable, c.RateTable) {
 		t.Error("the mapping's rerated chain does not share the arrays with a new table")
 	}
@@ -165,6 +168,23 @@ func TestRerateCases(t *testing.T) {
 	if _, err := Rerate(ctx, c, mustCompile(t, "P = (a, 1).(b, 2).P; Q = (a, 1).(b, 3).Q;\nP <b> Q")); !errors.Is(err, ErrStructureChanged) {
 		t.Fatalf("another cooperation set: %v", err)
 	}
+
+	// More distinct rates than a table holds: the rates themselves, as
+	// Derive lists them then.
+	defer func(limit int) { rateTableLimit = limit }(rateTableLimit)
+	rateTableLimit = 3
+	many := testmodels.Mapping(6, 2, 1)
+	c, _ = Derive(ctx, mustCompile(t, many), DeriveOptions{})
+	s2 = mustCompile(t, scaleRates(many, 1.1, false))
+	if got, err = Rerate(ctx, c, s2); err != nil {
+		t.Fatal(err)
+	}
+	want, _ = Derive(ctx, s2, DeriveOptions{})
+	if got.Rates == nil || want.Rates == nil {
+		t.Fatalf("a table of 3 rates: rerated %d rates, derived %d", len(got.Rates), len(want.Rates))
+	}
+	sameChain(t, "a full table", got, want)
+	rateTableLimit = 1 << 16
 
 	// A chain whose transitions were released (passage.Options.ReleaseChain).
 	released := *c

@@ -133,12 +133,10 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 							mu.Unlock()
 							return
 						}
-						e := c.RowPtr[i]
-						for _, kk := range keep {
-							r := x.out.rate[kk]
+						for n, kk := range keep {
+							e, r := c.RowPtr[i]+int64(n), x.out.rate[kk]
 							if rates != nil {
 								rates[e] = r
-								e++
 								continue
 							}
 							if shared {
@@ -159,7 +157,6 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 								x.rateKey[slot], x.rateIdx[slot] = bits, int32(idx)+1
 							}
 							freshIdx[e] = uint16(x.rateIdx[slot] - 1)
-							e++
 						}
 					}
 				}

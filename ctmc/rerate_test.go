@@ -184,6 +184,18 @@ func TestRerateCases(t *testing.T) {
 		t.Fatalf("a table of 3 rates: rerated %d rates, derived %d", len(got.Rates), len(want.Rates))
 	}
 	sameChain(t, "a full table", got, want)
+	// c with a table, s's rates past it (rates that were equal come apart).
+	rateTableLimit = 1 << 16
+	c, _ = Derive(ctx, mustCompile(t, many), DeriveOptions{})
+	rateTableLimit = len(c.RateTable) + 1
+	if got, err = Rerate(ctx, c, s2); err != nil {
+		t.Fatal(err)
+	}
+	want, _ = Derive(ctx, s2, DeriveOptions{})
+	if got.Rates == nil || want.Rates == nil {
+		t.Fatalf("a table of %d rates: rerated %d rates, derived %d", rateTableLimit, len(got.Rates), len(want.Rates))
+	}
+	sameChain(t, "a table full in s", got, want)
 	rateTableLimit = 1 << 16
 
 	// A chain whose transitions were released (passage.Options.ReleaseChain).

@@ -42,6 +42,8 @@ type Spec struct {
 	Owners map[string]*Owner `json:"owners"`
 	// Work sets the distribution of an application's work.
 	Work *Work `json:"work"`
+	// Resources are shared networks or file servers (shared.go).
+	Resources map[string]*Resource `json:"resources"`
 
 	file    string
 	offsets map[string]int // JSON path -> byte offset, for error lines (see valueOffsets)
@@ -202,6 +204,9 @@ type Instance struct {
 	Phases    int      // Erlang phases of every application's work
 
 	spec *Spec // for the places of errors found after parsing
+
+	// Resources are the shared resources, by name (shared.go).
+	Resources []*Resource
 }
 
 // LoadSpec reads and validates a specification file.
@@ -379,6 +384,8 @@ func knownFields(path string) string {
 		t = reflect.TypeOf(Owner{})
 	case path == "work":
 		t = reflect.TypeOf(Work{})
+	case strings.HasPrefix(path, "resources."):
+		t = reflect.TypeOf(Resource{})
 	case strings.HasPrefix(path, "mappings["):
 		t = reflect.TypeOf(Mapping{})
 	case path == "workload" || path == "availability" || path == "sensors":
@@ -418,6 +425,8 @@ func describeType(t string) string {
 		return "an object of machine names to lists of application names"
 	case "map[string]*models.Owner":
 		return "an object of machine names to owners"
+	case "map[string]*models.Resource":
+		return "an object of resource names to resources"
 	}
 	if strings.HasPrefix(t, "models.") || strings.HasPrefix(t, "*models.") || strings.HasPrefix(t, "map") {
 		return "an object"
@@ -692,6 +701,7 @@ func (s *Spec) resolve() (*Instance, error) {
 		}
 		in.Owners[j] = o
 	}
+	r.resolveResources(in)
 	if len(r.errs) > 0 {
 		return nil, r.errs
 	}

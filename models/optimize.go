@@ -238,6 +238,25 @@ func (o *optimizer) tick() bool {
 	return o.ctx.Err() != nil || now.After(o.deadline)
 }
 
+// newOptimizer is the search's state for in with opt (defaults set),
+// started at start.
+func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start time.Time) *optimizer {
+	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
+		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
+		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
+	if len(in.Resources) > 0 {
+		o.coupled = newCoupling(in, opt.Beta, opt.Epsilon)
+	}
+	if nApps := len(in.Apps); nApps > 64 {
+		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
+		o.zobrist = make([]uint64, nApps)
+		for a := range o.zobrist {
+			o.zobrist[a] = rng.Uint64()
+		}
+	}
+	return o
+}
+
 // Optimize searches for the most robust mapping of the applications of in
 // (each machine computing its applications in specification order).
 //
@@ -269,20 +288,8 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	if opt.Epsilon <= 0 {
 		opt.Epsilon = 1e-10
 	}
-	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
-		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
-		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
-	if len(in.Resources) > 0 {
-		o.coupled = newCoupling(in, opt.Beta, opt.Epsilon)
-	}
+	o := newOptimizer(ctx, in, opt, start)
 	nApps, nMach := len(in.Apps), len(in.Machines)
-	if nApps > 64 {
-		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
-		o.zobrist = make([]uint64, nApps)
-		for a := range o.zobrist {
-			o.zobrist[a] = rng.Uint64()
-		}
-	}
 	res := &OptimizeResult{Bound: 1}
 	end := start.Add(opt.Budget)
 	if opt.MakespanSlack < 0 {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"pepa/ctmc"
 	"pepa/internal/reference"
@@ -131,6 +133,194 @@ func TestSharedGenMatchesHandBuilt(t *testing.T) {
 		}
 		if math.Abs(got.PAllByBeta-v[0]) > 1e-9 || math.Abs(got.ExpectedMakespan-makespan) > 1e-9*makespan {
 			t.Errorf("capacity %d: P(all) %.12g E[makespan] %.12g, hand-built %.12g %.12g", capacity, got.PAllByBeta, got.ExpectedMakespan, v[0], makespan)
+		}
+	}
+}
+
+// twoNetsSpec: M1 and M2 share Net, M3 and M4 share Disk (two transfers
+// at a time), M5 stages nothing.
+const twoNetsSpec = `{"etc": [[4, 6, 3, 5, 7], [3, 5, 4, 6, 4], [5, 3, 6, 4, 5], [6, 4, 5, 3, 6],
+   [4, 4, 4, 4, 4], [5, 6, 3, 4, 5], [3, 4, 5, 6, 3], [6, 5, 4, 3, 5]],
+ "workload": {"nominal": 1, "perturbed": {"uniform": [1.0, 1.5]}},
+ "availability": {"nominal": [1, 0.9, 0.8, 1, 0.7], "perturbed": {"uniform": [0.55, 0.85]}},
+ "seed": 7,
+ "resources": {
+   "Net": {"machines": ["M1", "M2"], "rate": 20, "latency": 0.3, "data": [30, 10, 20, 0, 40, 25, 15, 5]},
+   "Disk": {"machines": ["M3", "M4"], "rate": 50, "latency": 0.1, "capacity": 2, "data": 40}}}`
+
+// fullSolve is every machine's P(F <= beta) (by name) and P(all) of an
+// allocation, from the whole model gen writes, by AnalyzeGroups (what pepa
+// robustness prints), apart from the search's cache and its group models.
+func fullSolve(t *testing.T, in *Instance, alloc [][]int, beta float64) (map[string]float64, *Result) {
+	t.Helper()
+	var src strings.Builder
+	if err := in.Generate(&src, in.namedMapping("fresh", alloc)); err != nil {
+		t.Fatal(err)
+	}
+	m, diags := lang.Load("fresh.pepa", []byte(src.String()))
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := map[string]float64{}
+	for _, mr := range r.Machines {
+		ps[mr.Name] = mr.PByBeta
+	}
+	return ps, r
+}
+
+// checkState compares a search state's figures with a full solve of its
+// allocation: each machine's P(F <= beta) (1 for an idle machine) and the
+// joint probability, to 1e-9.
+func checkState(t *testing.T, o *optimizer, st *searchState, what string) {
+	t.Helper()
+	ps, r := fullSolve(t, o.in, st.alloc, o.opt.Beta)
+	for j, name := range o.in.Machines {
+		want, ok := ps[name]
+		if !ok {
+			want = 1 // computes nothing: not in the model
+		}
+		if math.Abs(st.ps[j]-want) > 1e-9 {
+			t.Errorf("%s: %s P(F <= beta) %.12g in the search, %.12g solved whole", what, name, st.ps[j], want)
+		}
+	}
+	_, _, minP, joint := o.coupledScore(st.ps, st.grouped, st.groupAll)
+	if math.Abs(joint-r.PAllByBeta) > 1e-9 || math.Abs(minP-r.Robustness) > 1e-9 {
+		t.Errorf("%s: min %.12g joint %.12g in the search, %.12g %.12g solved whole", what, minP, joint, r.Robustness, r.PAllByBeta)
+	}
+}
+
+// TestCoupledSearchMatchesFullSolve: the search's figures of coupled
+// mappings (groups solved on models of their own, cached; lone machines by
+// machineSolver) are those of the whole generated model by AnalyzeGroups,
+// for random mappings and after every move tried on them, applied or not.
+func TestCoupledSearchMatchesFullSolve(t *testing.T) {
+	in, err := ParseSpec("s.json", []byte(twoNetsSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOptimizer(context.Background(), in, OptimizeOptions{Beta: 12, Objective: "joint", Epsilon: 1e-12, Budget: time.Minute, MakespanSlack: -1}, time.Now())
+	rng := rand.New(rand.NewPCG(3, 5))
+	nApps, nMach := len(in.Apps), len(in.Machines)
+	for trial := 0; trial < 3; trial++ {
+		alloc := make([][]int, nMach)
+		for a := 0; a < nApps; a++ {
+			j := rng.IntN(nMach)
+			alloc[j] = append(alloc[j], a)
+		}
+		var st searchState
+		if err := o.load(&st, alloc); err != nil {
+			t.Fatal(err)
+		}
+		checkState(t, o, &st, fmt.Sprintf("trial %d", trial))
+		var bufA, bufB []int
+		for k := 0; k < 8; k++ {
+			mv := move{a: int32(rng.IntN(nApps)), b: -1, to: int32(rng.IntN(nMach))}
+			if k%2 == 1 {
+				mv.b = int32(rng.IntN(nApps))
+			}
+			if _, err := o.try(&st, mv, func(float64) bool { return true }, &bufA, &bufB); err != nil {
+				t.Fatal(err)
+			}
+			checkState(t, o, &st, fmt.Sprintf("trial %d, move %d %+v", trial, k, mv))
+		}
+	}
+}
+
+// TestCoupledMoveResolvesTouchedGroups: a move re-solves the group whose
+// content it changes and no other, and content solved before is not
+// solved again.
+func TestCoupledMoveResolvesTouchedGroups(t *testing.T) {
+	in, err := ParseSpec("s.json", []byte(twoNetsSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOptimizer(context.Background(), in, OptimizeOptions{Beta: 12, Objective: "min", Epsilon: 1e-10, Budget: time.Minute, MakespanSlack: -1}, time.Now())
+	c := o.coupled
+	c.record = true
+	// M1: A1 A5, M2: A2 A6, M3: A3 A7, M4: A4, M5: A8 (A4 has no data on Net
+	// but 40 on Disk).
+	alloc := [][]int{{0, 4}, {1, 5}, {2, 6}, {3}, {7}}
+	var st searchState
+	if err := o.load(&st, alloc); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.solved) != 2 || !strings.HasPrefix(c.solved[0], "0:") || !strings.HasPrefix(c.solved[1], "2:") {
+		t.Fatalf("loading solved %q, want the groups of Net (M1, M2) and Disk (M3, M4)", c.solved)
+	}
+	var bufA, bufB []int
+	always := func(float64) bool { return true }
+	tryMove := func(mv move) []string {
+		t.Helper()
+		n := len(c.solved)
+		if _, err := o.try(&st, mv, always, &bufA, &bufB); err != nil {
+			t.Fatal(err)
+		}
+		return c.solved[n:]
+	}
+	// A5 from M1 to M2: Net's group only.
+	if got := tryMove(move{a: 4, b: -1, to: 1}); len(got) != 1 || !strings.HasPrefix(got[0], "0:") {
+		t.Errorf("moving A5 from M1 to M2 solved %q, want Net's group alone", got)
+	}
+	// The same move again, or back if it was applied: either way the
+	// content was solved before.
+	if got := tryMove(move{a: 4, b: -1, to: int32(st.where[4]) ^ 1}); len(got) != 0 {
+		t.Errorf("moving A5 again solved %q, want nothing (cached)", got)
+	}
+	// A swap of M3's A7 with M5's A8: Disk's group only.
+	if got := tryMove(move{a: 6, b: 7, to: -1}); len(got) != 1 || !strings.HasPrefix(got[0], "2:") {
+		t.Errorf("swapping A7 (M3) and A8 (M5) solved %q, want Disk's group alone", got)
+	}
+	if got := tryMove(move{a: 6, b: 7, to: -1}); len(got) != 0 {
+		t.Errorf("swapping A7 and A8 again solved %q, want nothing (cached)", got)
+	}
+	if c.solves != len(c.solved) || c.solves != 4 {
+		t.Errorf("%d group solves, %d recorded; want 4", c.solves, len(c.solved))
+	}
+}
+
+// TestCoupledOptimize: optimize on a specification with shared resources
+// reports, for its best mapping, the figures of a fresh whole solve of that
+// mapping (AnalyzeGroups on the model gen writes), scores it at least as
+// well as every heuristic, and solves groups by their content (fewer group
+// solves than moves tried: the cache answers the rest).
+func TestCoupledOptimize(t *testing.T) {
+	in, err := ParseSpec("s.json", []byte(twoNetsSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, objective := range []string{"min", "joint"} {
+		res, err := Optimize(context.Background(), in, OptimizeOptions{Beta: 12, Objective: objective, Budget: time.Second, Seed: 1, MakespanSlack: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, r := fullSolve(t, in, res.Best.Allocation, 12)
+		b := res.Best
+		if math.Abs(b.Robustness-r.Robustness) > 1e-9 || math.Abs(b.Joint-r.PAllByBeta) > 1e-9 || math.Abs(b.Makespan-r.ExpectedMakespan) > 1e-6 {
+			t.Errorf("%s: best %+v, solved whole: robustness %.12g joint %.12g makespan %.9g", objective, b, r.Robustness, r.PAllByBeta, r.ExpectedMakespan)
+		}
+		want := r.Robustness
+		if objective == "joint" {
+			want = r.PAllByBeta
+		}
+		if math.Abs(b.Score-want) > 1e-9 {
+			t.Errorf("%s: score %.12g, solved whole %.12g", objective, b.Score, want)
+		}
+		for _, h := range res.Heuristics {
+			if h.Score > b.Score+1e-9 {
+				t.Errorf("%s: heuristic %s scores %.12g, above the best %.12g", objective, h.Name, h.Score, b.Score)
+			}
+		}
+		t.Logf("%s: %d group solves, %d moves, %d restarts", objective, res.GroupSolves, res.Moves, res.Restarts)
+		if res.GroupSolves == 0 || res.GroupSolves >= res.Moves {
+			t.Errorf("%s: %d group solves for %d moves", objective, res.GroupSolves, res.Moves)
 		}
 	}
 }

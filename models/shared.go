@@ -79,10 +79,10 @@ func (r *resolver) resolveResources(in *Instance) {
 	sort.Strings(names)
 	taken := map[string]string{}
 	for i, a := range in.Apps {
-		taken[a] = fmt.Sprintf("application (applications[%d])", i)
+		taken[a] = fmt.Sprintf("an application (applications[%d])", i)
 	}
 	for j, m := range in.Machines {
-		taken[m] = fmt.Sprintf("machine (machines[%d])", j)
+		taken[m] = fmt.Sprintf("a machine (machines[%d])", j)
 	}
 	machIndex := map[string]int{}
 	for j, m := range in.Machines {
@@ -100,7 +100,7 @@ func (r *resolver) resolveResources(in *Instance) {
 		case !isProcessName(name):
 			r.errorf(path, "resource name %q must start with an upper-case letter and hold only letters, digits and '_' (it names a component)", name)
 		case taken[name] != "":
-			r.errorf(path, "resource %q has the name of an %s: the model would define one process twice; expected distinct names", name, taken[name])
+			r.errorf(path, "resource %q has the name of %s: the model would define one process twice; expected distinct names", name, taken[name])
 		}
 		if !(res.Rate > 0) || math.IsInf(res.Rate, 0) {
 			r.errorf(path+".rate", "resource %s: the rate (data moved per second by one transfer) must be positive, found %g", name, res.Rate)

@@ -324,3 +324,52 @@ func TestCoupledOptimize(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedSpecErrors: a bad "resources" entry is reported with the file,
+// line and column of the value at fault, its field path and what was
+// expected.
+func TestSharedSpecErrors(t *testing.T) {
+	spec := func(res string) string {
+		return "{\"etc\": [[1, 2], [3, 4], [5, 6]],\n \"resources\": {\"Net\":\n  " + res + "}}"
+	}
+	tests := []struct{ name, spec, want string }{
+		{"rate", spec(`{"machines": ["M1"], "rate": -1, "latency": 1, "data": 1}`),
+			"s.json:3:32: error: resources.Net.rate: resource Net: the rate (data moved per second by one transfer) must be positive, found -1"},
+		{"latency", spec(`{"machines": ["M1"], "rate": 1, "data": 1}`),
+			"s.json:3:3: error: resources.Net.latency: resource Net: the latency (mean time in seconds of a request for a slot) must be positive, found 0"},
+		{"no such machine", spec(`{"machines": ["M1", "M9"], "rate": 1, "latency": 1, "data": 1}`),
+			`s.json:3:23: error: resources.Net.machines[1]: resource Net: no machine "M9" (the machines are M1, M2)`},
+		{"machine twice", spec(`{"machines": ["M1", "M1"], "rate": 1, "latency": 1, "data": 1}`),
+			"s.json:3:23: error: resources.Net.machines[1]: resource Net: machine M1 is listed twice"},
+		{"no machines", spec(`{"machines": [], "rate": 1, "latency": 1, "data": 1}`),
+			"error: resources.Net.machines: resource Net: expected a list of the machines that stage their input through it"},
+		{"data list length", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": [1, 2]}`),
+			"s.json:3:57: error: resources.Net.data: resource Net: data has 2 values, one per application (3) is needed"},
+		{"negative data", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": [1, -2, 0]}`),
+			"s.json:3:61: error: resources.Net.data[1]: resource Net: an application's data must be a finite number >= 0 (0: no transfer), found -2"},
+		{"data of no application", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": {"A7": 3}}`),
+			`s.json:3:64: error: resources.Net.data.A7: resource Net: no application "A7"`},
+		{"all data zero", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": 0}`),
+			"s.json:3:57: error: resources.Net.data: resource Net: no application has data on it"},
+		{"data missing", spec(`{"machines": ["M1"], "rate": 1, "latency": 1}`),
+			"error: resources.Net.data: resource Net: missing data"},
+		{"capacity", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "capacity": -2, "data": 1}`),
+			"s.json:3:61: error: resources.Net.capacity: resource Net: capacity (transfers under way at once) must be from 1 to 1000, found -2"},
+		{"unknown field", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": 1, "speed": 3}`),
+			"resources.Net.speed"},
+		{"name of a machine", "{\"etc\": [[1, 2]],\n \"resources\": {\"M2\": {\"machines\": [\"M1\"], \"rate\": 1, \"latency\": 1, \"data\": 1}}}",
+			`error: resources.M2: resource "M2" has the name of a machine (machines[1])`},
+		{"lower-case name", "{\"etc\": [[1, 2]],\n \"resources\": {\"net\": {\"machines\": [\"M1\"], \"rate\": 1, \"latency\": 1, \"data\": 1}}}",
+			`error: resources.net: resource name "net" must start with an upper-case letter`},
+		{"application named like a resource state", "{\"applications\": [\"Net_1\"], \"etc\": [[1, 2]],\n \"resources\": {\"Net\": {\"machines\": [\"M1\"], \"rate\": 1, \"latency\": 1, \"data\": 1}}}",
+			`s.json:1:19: error: applications[0]: name "Net_1" is reserved for a state of resource Net`},
+		{"empty", "{\"etc\": [[1, 2]],\n \"resources\": {}}",
+			"s.json:2:15: error: resources: resources is empty"},
+	}
+	for _, tt := range tests {
+		_, err := ParseSpec("s.json", []byte(tt.spec))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v\nwant %q", tt.name, err, tt.want)
+		}
+	}
+}

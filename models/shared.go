@@ -133,9 +133,28 @@ func (r *resolver) resolveResources(in *Instance) {
 			res.users[j] = true
 		}
 		res.data = r.resourceData(path+".data", name, res.Data, in.Apps)
+		r.checkTransferRates(path, res, in.Apps)
 		in.Resources = append(in.Resources, res)
 	}
 	r.resourceNameClashes(in)
+}
+
+// checkTransferRates rejects rates gen could not write as numbers: a
+// request rate 1 / latency or a transfer rate rate / data that overflows to
+// Inf or underflows to 0 (the fields themselves being in range).
+func (r *resolver) checkTransferRates(path string, res *Resource, apps []string) {
+	if q := 1 / res.Latency; res.Latency > 0 && math.IsInf(q, 0) {
+		r.errorf(path+".latency", "resource %s: latency %g is too small: its request rate 1 / latency overflows", res.name, res.Latency)
+	}
+	if !(res.Rate > 0) || math.IsInf(res.Rate, 0) {
+		return
+	}
+	for i, d := range res.data {
+		if x := res.Rate / d; d > 0 && (x == 0 || math.IsInf(x, 0)) {
+			r.errorf(path+".data", "resource %s: the transfer rate of %s (rate / data = %g / %g) is out of the range of float64", res.name, apps[i], res.Rate, d)
+			return
+		}
+	}
 }
 
 // resourceData resolves a resource's "data": one number for every

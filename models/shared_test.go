@@ -363,6 +363,10 @@ func TestSharedSpecErrors(t *testing.T) {
 			`error: resources.net: resource name "net" must start with an upper-case letter`},
 		{"application named like a resource state", "{\"applications\": [\"Net_1\"], \"etc\": [[1, 2]],\n \"resources\": {\"Net\": {\"machines\": [\"M1\"], \"rate\": 1, \"latency\": 1, \"data\": 1}}}",
 			`s.json:1:19: error: applications[0]: name "Net_1" is reserved for a state of resource Net`},
+		{"transfer rate overflows", spec(`{"machines": ["M1"], "rate": 1e300, "latency": 1, "data": [1e-300, 1, 1]}`),
+			"s.json:3:61: error: resources.Net.data: resource Net: the transfer rate of A1 (rate / data = 1e+300 / 1e-300) is out of the range of float64"},
+		{"request rate overflows", spec(`{"machines": ["M1"], "rate": 1, "latency": 1e-310, "data": 1}`),
+			"s.json:3:46: error: resources.Net.latency: resource Net: latency 1e-310 is too small"},
 		{"empty", "{\"etc\": [[1, 2]],\n \"resources\": {}}",
 			"s.json:2:15: error: resources: resources is empty"},
 	}

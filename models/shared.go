@@ -174,7 +174,7 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 		r.errorf(path, "resource %s: missing data: expected %s, the data each application's input needs (in the unit of rate)", name, forms)
 		return out
 	case raw[0] == '[':
-		var vals []float64
+		var vals []*float64 // nil: a null, which is no number
 		if err := json.Unmarshal(raw, &vals); err != nil {
 			r.errorf(path, "resource %s: data must be %s", name, forms)
 			return out
@@ -184,11 +184,15 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 			return out
 		}
 		for i, x := range vals {
-			check(fmt.Sprintf("%s[%d]", path, i), x)
+			if x == nil {
+				r.errorf(fmt.Sprintf("%s[%d]", path, i), "resource %s: expected a number (0: no transfer), found null", name)
+				continue
+			}
+			check(fmt.Sprintf("%s[%d]", path, i), *x)
+			out[i] = *x
 		}
-		copy(out, vals)
 	case raw[0] == '{':
-		var vals map[string]float64
+		var vals map[string]*float64
 		if err := json.Unmarshal(raw, &vals); err != nil {
 			r.errorf(path, "resource %s: data must be %s", name, forms)
 			return out
@@ -208,8 +212,12 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 				r.errorf(path+"."+a, "resource %s: no application %q", name, a)
 				continue
 			}
-			check(path+"."+a, vals[a])
-			out[i] = vals[a]
+			if vals[a] == nil {
+				r.errorf(path+"."+a, "resource %s: expected a number (0: no transfer), found null", name)
+				continue
+			}
+			check(path+"."+a, *vals[a])
+			out[i] = *vals[a]
 		}
 	default:
 		x, err := strconv.ParseFloat(string(raw), 64)

@@ -347,6 +347,8 @@ func TestSharedSpecErrors(t *testing.T) {
 			"s.json:3:57: error: resources.Net.data: resource Net: data has 2 values, one per application (3) is needed"},
 		{"negative data", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": [1, -2, 0]}`),
 			"s.json:3:61: error: resources.Net.data[1]: resource Net: an application's data must be a finite number >= 0 (0: no transfer), found -2"},
+		{"null data", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": [1, null, 0]}`),
+			"s.json:3:61: error: resources.Net.data[1]: resource Net: expected a number (0: no transfer), found null"},
 		{"data of no application", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": {"A7": 3}}`),
 			`s.json:3:64: error: resources.Net.data.A7: resource Net: no application "A7"`},
 		{"all data zero", spec(`{"machines": ["M1"], "rate": 1, "latency": 1, "data": 0}`),

@@ -113,6 +113,23 @@
 // (FinishedState) instead of their targets. OwnChain is a lone component's
 // chain without a derivation.
 //
+// # Rates changed
+//
+// Rerate builds the chain of a structure compiled with other values of the
+// rate constants (a sweep's point) from a chain already derived. It checks
+// that the structure is the chain's but for the rates (leaves packed alike,
+// the same local states and activities: action, passivity, target; the
+// same tree), on which alone evaluation's control flow depends (rates are
+// positive); then states, rows, targets and actions are shared, and every
+// state's transitions are evaluated on the new tree and merged as Derive
+// merges them (their number and actions checked against the row), so the
+// result is Derive's, rate for rate, without looking up or numbering a
+// state (TestRerateEqualsDerive compares them on random models). The rate
+// indices are kept, with a new table, when the rates that were equal stay
+// equal. Values that change which local derivatives are one (a term's
+// identity includes its rate's value) change the structure:
+// ErrStructureChanged.
+//
 // # Storage
 //
 // The chain is stored in CSR form: RowPtr (int64), Col (int32 targets),

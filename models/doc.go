@@ -29,7 +29,11 @@
 // Specifications are JWCC; every error a specification gets has its file,
 // line, column and field path (SpecError). Generate writes lang.Format's
 // canonical layout, in time linear in the model; gen and optimize describe
-// a combined machine's states once (machineMoves).
+// a combined machine's states once (machineMoves). A specification's ETC
+// matrix may be drawn (etc_generate, package etc: the same bits on every
+// machine) and its mappings given by rule (rules.go: a heuristic, as
+// Optimize runs it, or random mappings uniform among those with at least k
+// applications per machine, each from its own stream of the seed).
 //
 // Optimize: each machine computes its applications in specification order,
 // so its P(F <= beta) is a function of its set (the first application's

@@ -32,6 +32,14 @@
 //     of replications, never of the number of cores or of timing. A run
 //     stopped by --budget reports its replication count, and rerunning with
 //     that count reproduces it.
+//   - A run of a fixed number of replications (or streams) can be split
+//     into ranges run anywhere (RobustnessRange, PassageRange,
+//     SteadyRange): each returns its replications' raw results (finishing
+//     times, passage times, every stream's batches), and Combine* feeds
+//     them, in index order, through the accumulator a whole run uses, so
+//     the combined figures are the whole run's bit for bit (quantiles
+//     included: the samples are kept). The precision and budget rules look
+//     at the whole run and are refused in a range.
 //   - Where ctmc.IndependentLeaves or ctmc.ContextTables applies, a jump
 //     updates one leaf's (or, when the context moves, every leaf's) total
 //     rate from those tables instead of evaluating the whole tree; the

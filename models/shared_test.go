@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -424,5 +426,200 @@ func TestCoupledBoundAboveBruteForce(t *testing.T) {
 			t.Errorf("%s: optimize found %.12g after %d moves, the best of every mapping is %.12g", objective, res.Best.Score, res.Moves, best)
 		}
 		t.Logf("%s: best %.6f, bound %.6f, %d moves, %d group solves", objective, best, res.Bound, res.Moves, res.GroupSolves)
+	}
+}
+
+// TestSharedGenDifferential: random small specifications with shared
+// resources (one or two, capacity 1 or 2, machines on one or both, data
+// 0 for some applications, Erlang work sometimes) and random mappings: the
+// model gen writes, solved by AnalyzeGroups, has the groups the
+// specification implies (machines that stage through a common resource,
+// transitively) and the figures of the reference semantics on the whole
+// model with every machine stopped after its last application
+// (reference.Options.Stop): each machine's P(F <= beta) and E[F], P(all)
+// and E[makespan], to 1e-9. Both sides read the generated model, so this
+// checks the groups and the solution of every shape gen writes;
+// TestSharedGenMatchesHandBuilt checks that the model is the one meant
+// (a resource's capacity written wrong fails there, not here).
+func TestSharedGenDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 4))
+	round := func(x float64) float64 { return math.Round(x*100) / 100 }
+	for trial := 0; trial < 20; trial++ {
+		nMach, nApps := 2+rng.IntN(2), 3+rng.IntN(3)
+		etc := make([][]float64, nApps)
+		for i := range etc {
+			etc[i] = make([]float64, nMach)
+			for j := range etc[i] {
+				etc[i][j] = round(1 + 4*rng.Float64())
+			}
+		}
+		perturbedW, perturbedA := make([]float64, nApps), make([]float64, nMach)
+		for i := range perturbedW {
+			perturbedW[i] = round(1 + rng.Float64())
+		}
+		for j := range perturbedA {
+			perturbedA[j] = round(0.5 + 0.5*rng.Float64())
+		}
+		machines := make([]string, nMach)
+		for j := range machines {
+			machines[j] = fmt.Sprintf("M%d", j+1)
+		}
+		resources := map[string]any{}
+		users := map[string][]int{}
+		data := map[string][]float64{}
+		for k, name := range []string{"Net", "Disk"}[:1+rng.IntN(2)] {
+			var ms []string
+			for j := range machines {
+				if rng.IntN(3) > 0 || j == k {
+					ms = append(ms, machines[j])
+					users[name] = append(users[name], j)
+				}
+			}
+			d := make([]float64, nApps)
+			for i := range d {
+				if rng.IntN(4) > 0 {
+					d[i] = float64(5 + rng.IntN(26))
+				}
+			}
+			d[rng.IntN(nApps)] = 10
+			data[name] = d
+			resources[name] = map[string]any{"machines": ms, "rate": round(5 + 15*rng.Float64()),
+				"latency": round(0.1 + 0.4*rng.Float64()), "capacity": 1 + rng.IntN(2), "data": d}
+		}
+		alloc := map[string][]string{}
+		onMachine := make([][]int, nMach)
+		for i := 0; i < nApps; i++ {
+			j := rng.IntN(nMach)
+			alloc[machines[j]] = append(alloc[machines[j]], fmt.Sprintf("A%d", i+1))
+			onMachine[j] = append(onMachine[j], i)
+		}
+		spec := map[string]any{"etc": etc, "workload": map[string]any{"nominal": 1, "perturbed": perturbedW},
+			"availability": map[string]any{"nominal": 1, "perturbed": perturbedA}, "resources": resources,
+			"mappings": []any{map[string]any{"name": "m", "allocation": alloc}}}
+		if rng.IntN(4) == 0 {
+			spec["work"] = map[string]any{"erlang": 2}
+		}
+		text, err := json.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := ParseSpec("s.json", text)
+		if err != nil {
+			t.Fatalf("trial %d: %v\n%s", trial, err, text)
+		}
+		var src strings.Builder
+		if err := in.Generate(&src, in.Mappings[0]); err != nil {
+			t.Fatal(err)
+		}
+		m, diags := lang.Load("gen.pepa", []byte(src.String()))
+		if diags.HasErrors() {
+			t.Fatalf("trial %d: %v\n%s", trial, diags.Err(), src.String())
+		}
+
+		// The groups the specification implies: staging machines joined
+		// through the resources they stage through.
+		group := make([]int, nMach)
+		for j := range group {
+			group[j] = j
+		}
+		find := func(j int) int {
+			for group[j] != j {
+				j = group[j]
+			}
+			return j
+		}
+		for name, us := range users {
+			first := -1
+			for _, j := range us {
+				stages := false
+				for _, i := range onMachine[j] {
+					stages = stages || data[name][i] > 0
+				}
+				if !stages {
+					continue
+				}
+				if first < 0 {
+					first = j
+				} else {
+					group[find(j)] = find(first)
+				}
+			}
+		}
+		wantGroups := map[string]bool{}
+		for r := 0; r < nMach; r++ {
+			var g []string
+			for j := 0; j < nMach; j++ {
+				if len(onMachine[j]) > 0 && find(j) == r {
+					g = append(g, machines[j])
+				}
+			}
+			if len(g) > 0 {
+				wantGroups[strings.Join(g, ",")] = true
+			}
+		}
+
+		// The reference, every machine stopped after its last application.
+		stop := map[string][]string{}
+		var present []int
+		for j := range machines {
+			if n := len(onMachine[j]); n > 0 {
+				stop[machines[j]] = []string{fmt.Sprintf("compute%d", onMachine[j][n-1]+1)}
+				present = append(present, j)
+			}
+		}
+		rc, err := reference.Derive(context.Background(), m, reference.Options{Stop: stop})
+		if err != nil {
+			t.Fatalf("trial %d: reference: %v", trial, err)
+		}
+		leafOf := map[string]int{}
+		for i, l := range rc.Leaves {
+			leafOf[l] = i
+		}
+		done := make([]bool, rc.N())
+		for i, st := range rc.States {
+			done[i] = true
+			for _, j := range present {
+				done[i] = done[i] && st[leafOf[machines[j]]] == reference.Finished
+			}
+		}
+		all := rc.InitialStates(done)
+		makespan, err := rc.Mean(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		beta := round(0.8 * makespan)
+
+		s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-12})
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		t.Logf("trial %d: %d states, %d resources, phases %d, groups %v, beta %g", trial, rc.N(), len(resources), in.Phases, wantGroups, beta)
+		gotGroups := map[string]bool{}
+		for _, g := range got.Groups {
+			gotGroups[strings.Join(g.Machines, ",")] = true
+		}
+		if !maps.Equal(gotGroups, wantGroups) {
+			t.Errorf("trial %d: groups %v, want %v\n%s", trial, gotGroups, wantGroups, text)
+		}
+		for k, j := range present {
+			p := rc.InitialActions(stop[machines[j]])
+			v, e := rc.CDFs(p, []float64{beta})
+			mean, err := rc.Mean(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mr := got.Machines[k]
+			if mr.Name != machines[j] || math.Abs(mr.PByBeta-v[0]) > 1e-9+e[0] || math.Abs(mr.Mean-mean) > 1e-9*math.Max(1, mean) {
+				t.Errorf("trial %d: %s P(F <= %g) %.12g E[F] %.12g, reference (%s) %.12g %.12g\n%s", trial, mr.Name, beta, mr.PByBeta, mr.Mean, machines[j], v[0], mean, text)
+			}
+		}
+		v, e := rc.CDFs(all, []float64{beta})
+		if math.Abs(got.PAllByBeta-v[0]) > 1e-9+e[0] || math.Abs(got.ExpectedMakespan-makespan) > 1e-9*makespan+got.MakespanError {
+			t.Errorf("trial %d: P(all) %.12g E[makespan] %.12g, reference %.12g %.12g\n%s", trial, got.PAllByBeta, got.ExpectedMakespan, v[0], makespan, text)
+		}
 	}
 }

@@ -56,6 +56,8 @@ type coupling struct {
 	ps         []float64
 	grouped    []bool
 	key        []byte
+	groupBuf   [][]int // groups' result, reused
+	groupOf    []int   // per root machine, its group's index
 }
 
 // groupFigures are one group's figures: P(F_j <= beta) of its machines
@@ -77,7 +79,8 @@ func newCoupling(in *Instance, beta, eps float64) *coupling {
 }
 
 // groups partitions the machines that stage input in alloc into groups
-// (machines in index order, groups by their first machine).
+// (machines in index order, groups by their first machine). The result is
+// valid until the next call.
 func (c *coupling) groups(alloc [][]int) [][]int {
 	m := len(c.in.Machines)
 	if len(c.parent) < m {
@@ -118,26 +121,37 @@ func (c *coupling) groups(alloc [][]int) [][]int {
 			}
 		}
 	}
-	var out [][]int
-	index := map[int]int{}
+	// A set's root is its least machine (unions keep the smaller root),
+	// so it comes first in index order and opens the group. The groups
+	// reuse the previous call's slices.
+	out := c.groupBuf[:0]
+	if len(c.groupOf) < m {
+		c.groupOf = make([]int, m)
+	}
 	for j := 0; j < m; j++ {
 		if !stages[j] {
 			continue
 		}
 		r := find(j)
-		g, ok := index[r]
-		if !ok {
-			g = len(out)
-			index[r] = g
-			out = append(out, nil)
+		if r == j {
+			c.groupOf[j] = len(out)
+			if len(out) < cap(out) {
+				out = out[:len(out)+1]
+				out[len(out)-1] = out[len(out)-1][:0]
+			} else {
+				out = append(out, nil)
+			}
 		}
+		g := c.groupOf[r]
 		out[g] = append(out[g], j)
 	}
+	c.groupBuf = out
 	return out
 }
 
-// groupKey names a group's content: its machines and their applications.
-func (c *coupling) groupKey(g []int, alloc [][]int) string {
+// groupKey names a group's content: its machines and their applications
+// (in c.key's buffer: a map lookup by string(key) does not allocate).
+func (c *coupling) groupKey(g []int, alloc [][]int) []byte {
 	k := c.key[:0]
 	for _, j := range g {
 		k = strconv.AppendInt(k, int64(j), 10)
@@ -149,7 +163,7 @@ func (c *coupling) groupKey(g []int, alloc [][]int) string {
 		k = append(k, '|')
 	}
 	c.key = k
-	return string(k)
+	return k
 }
 
 // evaluate sets ps of every machine that stages input in alloc from its
@@ -177,10 +191,10 @@ func (c *coupling) evaluate(ctx context.Context, alloc [][]int, ps []float64, gr
 // chain: the model gen writes for its machines alone (writeModel), compiled
 // and solved by solveGroupProbabilities.
 func (c *coupling) figures(ctx context.Context, g []int, alloc [][]int) (groupFigures, error) {
-	key := c.groupKey(g, alloc)
-	if f, ok := c.cache[key]; ok {
+	if f, ok := c.cache[string(c.groupKey(g, alloc))]; ok {
 		return f, nil
 	}
+	key := string(c.key)
 	f := groupFigures{ps: make([]float64, len(g))}
 	var b strings.Builder
 	c.in.writeModel(&b, alloc, g)
@@ -223,7 +237,7 @@ func (c *coupling) figures(ctx context.Context, g []int, alloc [][]int) (groupFi
 // analyze is the whole model of an allocation analysed as pepa robustness
 // analyses it: the model gen writes, with its pragmas, by AnalyzeGroups.
 func (c *coupling) analyze(ctx context.Context, alloc [][]int) (*Result, error) {
-	key := c.groupKey(allMachines(len(alloc)), alloc)
+	key := string(c.groupKey(allMachines(len(alloc)), alloc))
 	if r, ok := c.whole[key]; ok {
 		return r, nil
 	}
@@ -325,7 +339,7 @@ func (o *optimizer) loadCoupled(st *searchState, alloc [][]int) error {
 // sets, the groups of the new mapping (only those whose content changed
 // are solved, the others come from the cache), the machines that stage
 // nothing by machineSolver; applied if it improves the score.
-func (o *optimizer) tryCoupled(st *searchState, mv move, allowed func(float64) bool) (bool, error) {
+func (o *optimizer) tryCoupled(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
 	a := int(mv.a)
 	ja, b, jb := st.where[a], -1, int(mv.to)
 	if mv.b >= 0 {
@@ -337,13 +351,18 @@ func (o *optimizer) tryCoupled(st *searchState, mv move, allowed func(float64) b
 	}
 	o.moves++
 	c := o.coupled
-	var na, nb []int
+	// The new sets in the buffers while the move is evaluated; copied
+	// into st if it is applied.
+	na, nb := *bufA, *bufB
 	if b < 0 {
-		na, nb = without(nil, st.alloc[ja], a), with(nil, st.alloc[jb], a)
+		na, nb = without(na, st.alloc[ja], a), with(nb, st.alloc[jb], a)
 	} else {
-		na = with(nil, without(nil, st.alloc[ja], a), b)
-		nb = with(nil, without(nil, st.alloc[jb], b), a)
+		o.scratch = without(o.scratch, st.alloc[ja], a)
+		na = with(na, o.scratch, b)
+		o.scratch = without(o.scratch, st.alloc[jb], b)
+		nb = with(nb, o.scratch, a)
 	}
+	*bufA, *bufB = na, nb // keep the grown buffers
 	oldA, oldB := st.alloc[ja], st.alloc[jb]
 	st.alloc[ja], st.alloc[jb] = na, nb
 	restore := func() { st.alloc[ja], st.alloc[jb] = oldA, oldB }
@@ -388,6 +407,8 @@ func (o *optimizer) tryCoupled(st *searchState, mv move, allowed func(float64) b
 			return false, nil
 		}
 	}
+	st.alloc[ja] = append(oldA[:0:0], na...) // own memory: na, nb are the buffers
+	st.alloc[jb] = append(oldB[:0:0], nb...)
 	copy(st.ps, ps)
 	copy(st.grouped, grouped)
 	st.groupAll = groupAll

@@ -748,7 +748,7 @@ func with(buf, apps []int, a int) []int {
 // (and keeps the makespan allowed). It reports whether it was applied.
 func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
 	if o.coupled != nil {
-		return o.tryCoupled(st, mv, allowed)
+		return o.tryCoupled(st, mv, allowed, bufA, bufB)
 	}
 	a := int(mv.a)
 	ja := st.where[a]

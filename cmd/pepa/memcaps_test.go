@@ -190,3 +190,56 @@ func TestMemoryCaps(t *testing.T) {
 	}
 	t.Logf("%d runs in %.1f s", len(cases), time.Since(start).Seconds())
 }
+
+// budgetLine is what --verbose prints of the budget: its size and the
+// figure it came from.
+var budgetLine = regexp.MustCompile(`memory budget ([0-9.]+) ([KMG]i?B), from --memory ([0-9.]+) ([KMG]i?B)`)
+
+// TestTestdataWithinBudget runs states, steady and robustness on every
+// model under testdata with --memory 64M --verbose in a child process:
+// each answers or refuses in one line, never crashes, reports the budget
+// it took from --memory, and its peak resident memory stays within it.
+func TestTestdataWithinBudget(t *testing.T) {
+	if !*memCaps {
+		t.Skip("the memory harness runs with -memcaps (.ci/run runs it)")
+	}
+	var files []string
+	err := filepath.WalkDir("../../testdata", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".pepa") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil || len(files) < 10 {
+		t.Fatalf("testdata models: %d, %v", len(files), err)
+	}
+	const memMiB = 64
+	runs := 0
+	for _, f := range files {
+		for _, verb := range [][]string{{"states"}, {"steady"}, {"robustness", "--beta", "30"}} {
+			args := append(append(append([]string(nil), verb...), "--verbose", "--memory", fmt.Sprintf("%dM", memMiB)), f)
+			what := "pepa " + strings.Join(args, " ")
+			code, _, stderr, rss := childRun(t, 0, args...)
+			runs++
+			for _, sign := range crashSigns {
+				if strings.Contains(stderr, sign) {
+					t.Errorf("%s: crashed (%q on stderr):\n%s", what, sign, stderr)
+					break
+				}
+			}
+			if code != 0 && code != 1 {
+				t.Errorf("%s: exit %d:\n%s", what, code, stderr)
+			}
+			m := budgetLine.FindStringSubmatch(stderr)
+			if m == nil || m[3] != fmt.Sprintf("%d.0", memMiB) || m[4] != "MiB" {
+				t.Errorf("%s: no budget from --memory %d MiB on stderr:\n%s", what, memMiB, stderr)
+				continue
+			}
+			if rss > memMiB<<10 {
+				t.Errorf("%s: peak RSS %d KiB, over the %d MiB budget it reports", what, rss, memMiB)
+			}
+			t.Logf("%s: exit %d, peak RSS %d KiB of %d MiB", what, code, rss, memMiB)
+		}
+	}
+	t.Logf("%d runs", runs)
+}

@@ -3,11 +3,11 @@ package reference
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 )
 
-// ErrNoSteadyState is wrapped when the chain has a deadlock or several
-// closed communicating classes.
+// ErrNoSteadyState is wrapped when the chain has a deadlock.
 var ErrNoSteadyState = errors.New("no unique steady state")
 
 // reach returns, for every state, the set of states reachable from it
@@ -68,18 +68,35 @@ func (c *Chain) ClosedClasses() [][]int {
 	return classes
 }
 
-// Steady returns the steady-state distribution: GTH elimination on the
-// unique closed class, zero on transient states. A deadlock or several
-// closed classes is an error wrapping ErrNoSteadyState.
+// Steady returns the long-run distribution from the initial state (state
+// 0). With one closed class it is the steady state: GTH elimination on the
+// class, zero on transient states. With several, it is the sum over the
+// classes of the probability of ending in the class from state 0
+// (Absorption) times the class's own steady state (GTH on the class), as
+// model checkers define it. A deadlock is an error wrapping
+// ErrNoSteadyState.
 func (c *Chain) Steady() ([]float64, error) {
 	if len(c.Deadlocks) > 0 {
 		return nil, fmt.Errorf("%w: state %d %s is a deadlock", ErrNoSteadyState, c.Deadlocks[0], c.StateString(c.Deadlocks[0]))
 	}
 	classes := c.ClosedClasses()
-	if len(classes) != 1 {
-		return nil, fmt.Errorf("%w: %d closed classes (states %d and %d among them)", ErrNoSteadyState, len(classes), classes[0][0], classes[1][0])
+	prob := []float64{1}
+	if len(classes) > 1 {
+		prob = c.Absorption(classes)
 	}
-	class := classes[0]
+	pi := make([]float64, c.N())
+	for k, class := range classes {
+		piClass := c.classSteady(class)
+		for x, s := range class {
+			pi[s] = prob[k] * piClass[x]
+		}
+	}
+	return pi, nil
+}
+
+// classSteady is the steady state of one closed class by GTH, indexed as
+// the class lists its states.
+func (c *Chain) classSteady(class []int) []float64 {
 	pos := map[int]int{}
 	for k, s := range class {
 		pos[s] = k
@@ -97,12 +114,92 @@ func (c *Chain) Steady() ([]float64, error) {
 			a[k][pos[t.To]] += t.Rate // closed: t.To is in the class
 		}
 	}
-	piClass := gth(a)
-	pi := make([]float64, c.N())
-	for k, s := range class {
-		pi[s] = piClass[k]
+	return gth(a)
+}
+
+// Absorption returns, for each closed class, the probability that the
+// chain started in state 0 ends in it. It solves the embedded jump chain's
+// hitting probabilities h_k(i) = sum_j P(i, j) h_k(j) over the transient
+// states i (h_k = 1 on class k, 0 on the others), P(i, j) the rate from i
+// to j over i's exit rate, as one dense linear system (I - P_TT) H = P_TC
+// by Gaussian elimination with partial pivoting: a method of its own,
+// unlike ctmc's, which eliminates expected times block by block.
+func (c *Chain) Absorption(classes [][]int) []float64 {
+	K := len(classes)
+	classOf := make([]int, c.N())
+	for i := range classOf {
+		classOf[i] = -1
 	}
-	return pi, nil
+	for k, class := range classes {
+		for _, s := range class {
+			classOf[s] = k
+		}
+	}
+	prob := make([]float64, K)
+	if k := classOf[0]; k >= 0 {
+		prob[k] = 1
+		return prob
+	}
+	var trans []int
+	pos := make([]int, c.N())
+	for i := range pos {
+		pos[i] = -1
+		if classOf[i] < 0 {
+			pos[i] = len(trans)
+			trans = append(trans, i)
+		}
+	}
+	m := len(trans)
+	// a holds I - P_TT and, in columns m..m+K-1, P_TC.
+	a := make([][]float64, m)
+	for x, i := range trans {
+		a[x] = make([]float64, m+K)
+		a[x][x] = 1
+		q := 0.0
+		for _, t := range c.Trans[i] {
+			if t.To != i {
+				q += t.Rate
+			}
+		}
+		for _, t := range c.Trans[i] {
+			if t.To == i {
+				continue
+			}
+			if k := classOf[t.To]; k >= 0 {
+				a[x][m+k] += t.Rate / q
+			} else {
+				a[x][pos[t.To]] -= t.Rate / q
+			}
+		}
+	}
+	for col := 0; col < m; col++ {
+		piv := col
+		for r := col + 1; r < m; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
+				piv = r
+			}
+		}
+		a[col], a[piv] = a[piv], a[col]
+		for r := 0; r < m; r++ {
+			if r == col || a[r][col] == 0 {
+				continue
+			}
+			f := a[r][col] / a[col][col]
+			for j := col; j < m+K; j++ {
+				a[r][j] -= f * a[col][j]
+			}
+		}
+	}
+	x := pos[0]
+	total := 0.0
+	for k := range prob {
+		prob[k] = a[x][m+k] / a[x][x]
+		total += prob[k]
+	}
+	for k := range prob {
+		prob[k] /= total
+	}
+	return prob
 }
 
 // gth solves pi A = 0 for the generator whose off-diagonal rates are a (an

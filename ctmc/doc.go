@@ -97,14 +97,38 @@
 // a passive activity enabled at the top level, and an action enabled both
 // actively and passively by one side of a cooperation (no apparent rate).
 //
-// # Independent parts
+// # Independent parts and groups
 //
 // Decompose splits a model whose moving components never synchronise with
 // each other (they only cooperate with inert partners: one local state,
 // passive activities) into parts, each with the chain of its own moves; the
 // model's chain is their product, so a passage that concerns one part can
 // be solved on that part alone. The criterion and why it is exact are
-// written out in decompose.go.
+// written out in decompose.go. Groups generalises it: moving components that
+// perform a common visible action are coupled, and the connected sets of
+// that relation are groups; Restrict builds a group's own sub-model (its
+// components and the inert ones that serve it, the rest removed), whose
+// chain is the group's factor of the model's (groups.go says why), and can
+// stop components: their given actions lead to a terminal local state
+// (FinishedState) instead of their targets. OwnChain is a lone component's
+// chain without a derivation.
+//
+// # Rates changed
+//
+// Rerate builds the chain of a structure compiled with other values of the
+// rate constants (a sweep's point) from a chain already derived. It checks
+// that the structure is the chain's but for the rates (leaves packed alike,
+// the same local states and activities: action, passivity, target; the
+// same tree), on which alone evaluation's control flow depends (rates are
+// positive); then states, rows, targets and actions are shared, and every
+// state's transitions are evaluated on the new tree and merged as Derive
+// merges them (their number and actions checked against the row), so the
+// result is Derive's, rate for rate, without looking up or numbering a
+// state (TestRerateEqualsDerive compares them on random models). The rate
+// indices are kept, with a new table, when the rates that were equal stay
+// equal. Values that change which local derivatives are one (a term's
+// identity includes its rate's value) change the structure:
+// ErrStructureChanged.
 //
 // # Storage
 //

@@ -2,6 +2,8 @@ package ctmc
 
 import (
 	"fmt"
+
+	"pepa/lang"
 )
 
 // Groups and sub-models.
@@ -85,11 +87,14 @@ const FinishedState = "finished"
 // Restrict returns the sub-model of s in which the given moving leaves
 // move, with every inert leaf that performs an action of theirs (the other
 // leaves removed), and a map from s's leaves to the sub-model's. moving nil
-// keeps every leaf. Stop lists, for some of the kept leaves, actions whose
-// transitions lead the leaf to a terminal local state (named
+// keeps every leaf. Stop lists, for some of the kept leaves, actions (s's
+// ids) whose transitions lead the leaf to a terminal local state (named
 // FinishedState, the leaf's last) instead of their targets: the stop rule
 // of semantics.md section 3, for finished machines. The sub-model's leaves
-// are in s's order; action ids are s's.
+// are in s's order. With moving nil its action ids are s's; with moving
+// given it has an action table of its own, with only the actions its
+// leaves perform (a group of a model of thousands of actions then sizes
+// its per-action tables by its own few): translate with ActionsFrom.
 func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure, map[*Leaf]*Leaf, error) {
 	keep := map[*Leaf]bool{}
 	if moving == nil {
@@ -127,6 +132,51 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 		}
 	}
 	sub := &Structure{Actions: s.Actions, actionID: s.actionID, file: s.file, maxStates: s.maxStates}
+	// remap is nil (s's ids) or an action's id in the sub-model (-1: no
+	// kept leaf performs it).
+	var remap []int32
+	if moving != nil {
+		remap = make([]int32, len(s.Actions))
+		for i := range remap {
+			remap[i] = -1
+		}
+		remap[TauAction] = TauAction
+		for _, l := range s.Leaves {
+			if keep[l] {
+				for _, a := range leafActions(l) {
+					remap[a] = 0 // used; numbered below, in s's order
+				}
+				if l.Comp != nil {
+					for _, ts := range l.Comp.trans {
+						for _, t := range ts {
+							remap[t.action] = 0
+						}
+					}
+				}
+			}
+		}
+		sub.Actions = []string{s.Actions[TauAction]}
+		sub.actionID = map[string]int32{s.Actions[TauAction]: TauAction}
+		for a := range remap {
+			if a != TauAction && remap[a] == 0 {
+				remap[a] = int32(len(sub.Actions))
+				sub.actionID[s.Actions[a]] = remap[a]
+				sub.Actions = append(sub.Actions, s.Actions[a])
+			}
+		}
+	}
+	set := func(m map[int32]bool) map[int32]bool {
+		if remap == nil {
+			return m
+		}
+		out := map[int32]bool{}
+		for a, ok := range m {
+			if ok && remap[a] >= 0 {
+				out[remap[a]] = true
+			}
+		}
+		return out
+	}
 	mapping := map[*Leaf]*Leaf{}
 	var copyNode func(n node) node
 	copyNode = func(n node) node {
@@ -137,7 +187,7 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 			if !keep[m.leaf] {
 				return nil
 			}
-			nl := copyLeaf(m.leaf, stop[m.leaf])
+			nl := copyLeaf(m.leaf, stop[m.leaf], remap)
 			mapping[m.leaf] = nl
 			sub.Leaves = append(sub.Leaves, nl)
 			sub.Aggregated = sub.Aggregated || nl.Counts != nil
@@ -161,9 +211,10 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 			if c == nil {
 				return nil
 			}
-			return &hideNode{child: c, hidden: m.hidden}
+			return &hideNode{child: c, hidden: set(m.hidden)}
 		case *coopNode:
 			x, y := copyNode(m.x), copyNode(m.y)
+			mset := set(m.set)
 			switch {
 			case x == nil && y == nil:
 				return nil
@@ -177,7 +228,7 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 				// side, and the rest pass as before.
 				blocks := false
 				for a := range alphabet(kept) {
-					blocks = blocks || m.set[a]
+					blocks = blocks || mset[a]
 				}
 				if !blocks {
 					return kept
@@ -188,7 +239,7 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 					y = &parNode{}
 				}
 			}
-			return &coopNode{x: x, y: y, set: m.set}
+			return &coopNode{x: x, y: y, set: mset}
 		case *multiCoopNode:
 			kids := make([]node, len(m.kids))
 			any := false
@@ -202,7 +253,7 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 			if !any {
 				return nil
 			}
-			return &multiCoopNode{kids: kids, set: m.set}
+			return &multiCoopNode{kids: kids, set: set(m.set)}
 		}
 		panic(fmt.Sprintf("ctmc: Restrict meets node %T", n))
 	}
@@ -218,34 +269,72 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 }
 
 // copyLeaf returns a copy of l with its own place in a packed state (set
-// by pack) and, when stop lists actions, a terminal local state that those
-// actions lead to.
-func copyLeaf(l *Leaf, stop []int32) *Leaf {
+// by pack), its actions renumbered by remap (nil: kept), and, when stop
+// lists actions (s's ids), a terminal local state that those actions lead
+// to.
+func copyLeaf(l *Leaf, stop []int32, remap []int32) *Leaf {
 	nl := &Leaf{Name: l.Name, Group: l.Group, Comp: l.Comp, Copies: l.Copies, NumLocal: l.NumLocal, Counts: l.Counts, trans: l.trans}
-	if len(stop) == 0 {
+	if len(stop) == 0 && remap == nil {
 		return nl
 	}
 	isStop := map[int32]bool{}
 	for _, a := range stop {
 		isStop[a] = true
 	}
+	act := func(a int32) int32 {
+		if remap == nil {
+			return a
+		}
+		return remap[a]
+	}
 	done := int32(l.NumLocal)
-	comp := &Component{Name: l.Comp.Name, States: append(append([]string(nil), l.Comp.States...), FinishedState)}
-	for st, ts := range l.Comp.trans {
+	// copyTrans renumbers a list of activities and sends stop actions to
+	// the terminal state.
+	copyTrans := func(ts []localTrans, stopping bool) []localTrans {
 		out := make([]localTrans, len(ts))
 		for i, t := range ts {
-			if isStop[t.action] {
+			if stopping && isStop[t.action] {
 				t.target = done
 			}
+			t.action = act(t.action)
 			out[i] = t
 		}
-		comp.trans = append(comp.trans, out)
-		comp.prov = append(comp.prov, l.Comp.prov[st])
+		return out
 	}
-	comp.trans = append(comp.trans, nil)
-	comp.prov = append(comp.prov, nil)
-	nl.Comp, nl.trans, nl.NumLocal = comp, comp.trans, l.NumLocal+1
+	comp := &Component{Name: l.Comp.Name, States: l.Comp.States, prov: l.Comp.prov}
+	for _, ts := range l.Comp.trans {
+		comp.trans = append(comp.trans, copyTrans(ts, l.Counts == nil))
+	}
+	if l.Counts != nil {
+		// An aggregated array (never stopped): its count vectors' own
+		// activities, renumbered.
+		nl.Comp = comp
+		nl.trans = make([][]localTrans, len(l.trans))
+		for i, ts := range l.trans {
+			nl.trans[i] = copyTrans(ts, false)
+		}
+		return nl
+	}
+	if len(stop) > 0 {
+		comp.States = append(append([]string(nil), l.Comp.States...), FinishedState)
+		comp.trans = append(comp.trans, nil)
+		comp.prov = append(append([][][]*lang.Prefix(nil), l.Comp.prov...), nil)
+		nl.NumLocal = l.NumLocal + 1
+	}
+	nl.Comp, nl.trans = comp, comp.trans
 	return nl
+}
+
+// ActionsFrom translates action ids of structure from (whose sub-model s
+// is, Restrict) into s's, by name; actions s does not have are left out.
+func (s *Structure) ActionsFrom(from *Structure, ids []int32) []int32 {
+	out := make([]int32, 0, len(ids))
+	for _, a := range ids {
+		if b, ok := s.actionID[from.Actions[a]]; ok {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // LeafNames lists the names of leaves, sorted as given.

@@ -126,7 +126,7 @@ M2 = (x2, 2.0).(c3, 1.5).M2;
 		}
 		both++
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
-			if a := s.Actions[c.Act[e]]; a != "sent" {
+			if a := sub.Actions[c.Act[e]]; a != "sent" {
 				t.Errorf("state %s: both machines finished, but %s fires", c.StateString(i), a)
 			}
 		}
@@ -137,7 +137,7 @@ M2 = (x2, 2.0).(c3, 1.5).M2;
 	// Only M1 and its network's moves before it finishes: the chain from
 	// the start to M1 finished has x1 (with the net), c1, c2.
 	for _, name := range []string{"x1", "c1", "c2", "x2", "c3", "sent"} {
-		a, _ := s.ActionID(name)
+		a, _ := sub.ActionID(name)
 		if !slices.Contains(c.Act, a) {
 			t.Errorf("action %s never fires", name)
 		}

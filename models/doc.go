@@ -6,19 +6,34 @@
 // plots them, and generates mapping models from specifications (section 4).
 //
 // Invariants: a Machine is a single sequential component with only active,
-// visible activities that returns to its initial local state; its first
-// actions leave that state, its last actions re-enter it. Robustness is
-// min_j P(F_j <= beta) over the machines analysed; P(max_j F_j <= beta) is a
-// product only when Independent says the machines are independent (no shared
-// actions, every other component single-state and passive), and otherwise a
-// passage on the chain with a completion flag per machine. A machine whose
-// E[F] is infinite carries a Note saying so, and a Result's Warnings name the
+// visible activities that returns to its initial local state (or, stopped,
+// reaches the terminal state ctmc.FinishedState); its first actions leave
+// that state, its last actions re-enter it. Under initial semantics (without
+// Options.Cycling) a machine stops once it has finished (semantics.md
+// section 3): its cycle-closing actions lead to a terminal state, so it no
+// longer takes part in what it shares. AnalyzeGroups solves each group of
+// coupled machines (ctmc.Structure.Groups) on its own chain, a machine
+// alone on the chain of its own moves, and its figures are exactly the
+// product chain's (tested against Analyze on the flat chain and against
+// the reference semantics); P(max_j F_j <= beta) is the product over groups
+// of each group's probability that all its machines have finished, a
+// passage into the set where they are all terminal (the chain with a
+// completion flag per machine under Cycling); E[max_j F_j] integrates the
+// product of the groups' distributions (MaxMean), or is the one group's
+// mean. Robustness is min_j P(F_j <= beta) over the machines analysed. A
+// group past Options.MaxGroupStates is simulated (Options.Simulate), alone,
+// and only then do figures carry intervals. A machine whose E[F] is
+// infinite carries a Note saying so, and a Result's Warnings name the
 // applications no machine computes.
 //
 // Specifications are JWCC; every error a specification gets has its file,
 // line, column and field path (SpecError). Generate writes lang.Format's
 // canonical layout, in time linear in the model; gen and optimize describe
-// a combined machine's states once (machineMoves).
+// a combined machine's states once (machineMoves). A specification's ETC
+// matrix may be drawn (etc_generate, package etc: the same bits on every
+// machine) and its mappings given by rule (rules.go: a heuristic, as
+// Optimize runs it, or random mappings uniform among those with at least k
+// applications per machine, each from its own stream of the seed).
 //
 // Optimize: each machine computes its applications in specification order,
 // so its P(F <= beta) is a function of its set (the first application's

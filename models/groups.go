@@ -43,15 +43,42 @@ type GroupResult struct {
 func (o *Options) stopped() bool { return o.Semantics == passage.Initial && !o.Cycling }
 
 // Stopped returns the structure on which the makespan figures of a flat
-// analysis are computed: for initial semantics (and without Cycling) the
-// model with every machine's cycle-closing actions leading to a terminal
-// local state (semantics.md section 3, "A finished machine stops"),
-// otherwise s itself.
+// analysis are computed: for initial semantics (and without Cycling), when
+// some machine is coupled to another component, the model with every
+// machine's cycle-closing actions leading to a terminal local state
+// (semantics.md section 3, "A finished machine stops"); otherwise s
+// itself. Machines that share nothing have the same figures either way,
+// and their chain stays as small as the model's.
 func Stopped(s *ctmc.Structure, opt Options) (*ctmc.Structure, error) {
 	opt.defaults()
 	if !opt.stopped() {
 		return s, nil
 	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	isMachine := map[*ctmc.Leaf]bool{}
+	for _, m := range all {
+		isMachine[m.Leaf] = true
+	}
+	coupled := false
+	for _, g := range s.Groups() {
+		if len(g) > 1 {
+			for _, l := range g {
+				coupled = coupled || isMachine[l]
+			}
+		}
+	}
+	if !coupled {
+		return s, nil
+	}
+	return StopAll(s)
+}
+
+// StopAll returns the model with every machine stopped once it has
+// finished, coupled or not (pepa states --stopped).
+func StopAll(s *ctmc.Structure) (*ctmc.Structure, error) {
 	all, err := FindMachines(s, nil)
 	if err != nil {
 		return nil, err
@@ -72,6 +99,7 @@ func stopMap(machines []*Machine) map[*ctmc.Leaf][]int32 {
 // groupJob is one group to solve: its moving leaves and the analysed
 // machines among them (indices into the machines slice).
 type groupJob struct {
+	s        *ctmc.Structure // the model
 	leaves   []*ctmc.Leaf
 	machines []int
 	// Set by the first phase:
@@ -129,7 +157,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 	}
 	var jobs []*groupJob
 	for _, g := range s.Groups() {
-		j := &groupJob{leaves: g}
+		j := &groupJob{s: s, leaves: g}
 		for _, l := range g {
 			if i, ok := of[l]; ok {
 				j.machines = append(j.machines, i)
@@ -293,6 +321,14 @@ func (j *groupJob) derive(ctx context.Context, s *ctmc.Structure, stop map[*ctmc
 	return err
 }
 
+// machineIn is machine m as the group's chain sees it: its leaf and its
+// actions in that chain's structure (a derived group has its own action
+// table, ctmc.Structure.Restrict).
+func (j *groupJob) machineIn(m *Machine) *Machine {
+	c := j.c
+	return &Machine{Name: m.Name, Leaf: leafIn(c, m.Leaf), First: c.S.ActionsFrom(j.s, m.First), Last: c.S.ActionsFrom(j.s, m.Last), Apps: m.Apps}
+}
+
 // leafIn is the leaf of chain c's structure named like l.
 func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
 	for _, x := range c.S.Leaves {
@@ -327,7 +363,7 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 		alpha[0] = 1
 	}
 	for _, i := range j.machines {
-		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: machines[i].Last})
+		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: c.S.ActionsFrom(j.s, machines[i].Last)})
 	}
 	if len(j.leaves) == 1 {
 		j.own = passage.UniformizationRate(c, j.probs)
@@ -361,7 +397,7 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	// Machines that keep cycling: the chain with a completion flag each.
 	var ms []*Machine
 	for _, i := range j.machines {
-		ms = append(ms, machines[i])
+		ms = append(ms, j.machineIn(machines[i]))
 	}
 	fc, target, fcAlpha, err := flagChain(context.Background(), c, ms, alpha, opt.MaxJointStates)
 	if err != nil {
@@ -400,7 +436,7 @@ func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, 
 				j.probs = append(j.probs, passage.Problem{})
 				continue
 			}
-			pr, err := passage.PluginPartProblem(j.c, pis[k], sum-qbar[k], m.First, m.Last)
+			pr, err := passage.PluginPartProblem(j.c, pis[k], sum-qbar[k], j.c.S.ActionsFrom(j.s, m.First), j.c.S.ActionsFrom(j.s, m.Last))
 			if err != nil {
 				return fmt.Errorf("machine %s: %w", m.Name, err)
 			}

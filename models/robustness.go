@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"sort"
 
 	"gonum.org/v1/gonum/integrate/quad"
 
@@ -135,7 +134,8 @@ type Result struct {
 	// Epsilon, or more where float64 cannot keep it (passage.Solve).
 	Epsilon float64
 	// Simulated joint figures carry their confidence intervals at
-	// Confidence (NaN, and 0, when every group is exact).
+	// Confidence; Confidence is 0, and the intervals meaningless, when
+	// every figure is exact.
 	PAllLo, PAllHi         float64
 	MakespanLo, MakespanHi float64
 	Confidence             float64
@@ -327,32 +327,7 @@ func (res *Result) productJoint(tol float64) {
 		}
 		return
 	}
-	tail := func(T float64) float64 {
-		s := 0.0
-		for j, d := range dists {
-			if math.IsNaN(rest[j]) {
-				// integral_T^inf (1 - F_j) from the series itself.
-				x, err := d.SeriesTail(T)
-				if err != nil {
-					return math.Inf(1)
-				}
-				s += x
-				continue
-			}
-			f, err := d.CDF(T)
-			if err != nil {
-				return math.Inf(1)
-			}
-			if f < 1 {
-				s += (1 - f) * rest[j]
-			}
-		}
-		return s
-	}
-	order := make([]*passage.Result, len(dists))
-	copy(order, dists)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].Q < order[j].Q })
-	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(order), tail, scale, tol, cdfErr, shortestScale(dists))
+	res.ExpectedMakespan, res.MakespanError = MaxMean(cdfProduct(sortByQ(dists)), tailOf(dists, rest), scale, tol, cdfErr, shortestScale(dists))
 }
 
 // joint computes P(max F_j <= beta) and E[max F_j].

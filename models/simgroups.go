@@ -32,7 +32,7 @@ func simulateGroup(ctx context.Context, s *ctmc.Structure, j *groupJob, machines
 	}
 	spec := simulate.RobustnessSpec{Beta: opt.Beta, Quantile: opt.Quantile, KeepFinish: true}
 	for _, i := range j.machines {
-		spec.Machines = append(spec.Machines, simulate.MachineSpec{Name: machines[i].Name, Last: machines[i].Last})
+		spec.Machines = append(spec.Machines, simulate.MachineSpec{Name: machines[i].Name, Last: sub.ActionsFrom(s, machines[i].Last)})
 	}
 	sopt := *opt.Simulate
 	if sopt.Confidence == 0 {

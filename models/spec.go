@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"pepa/models/etc"
 )
 
 // Spec is a mapping specification (semantics.md section 4): applications,
@@ -32,6 +34,8 @@ type Spec struct {
 	Machines     []string    `json:"machines"`
 	ETC          [][]float64 `json:"etc"`
 	ETCFile      string      `json:"etc_csv"`
+	// ETCGenerate draws the matrix by a published method (etcspec.go).
+	ETCGenerate  *etc.Params `json:"etc_generate"`
 	Sensors      *Values     `json:"sensors"`
 	Weights      [][]float64 `json:"weights"`
 	Workload     *Values     `json:"workload"`
@@ -141,7 +145,11 @@ type Work struct {
 // applications in the order listed.
 type Mapping struct {
 	Name       string              `json:"name"`
-	Allocation map[string][]string `json:"allocation"`
+	Allocation map[string][]string `json:"allocation,omitempty"`
+	// A mapping by rule instead of an allocation (rules.go): one of the
+	// heuristics optimize starts from, or random mappings.
+	Heuristic string      `json:"heuristic,omitempty"`
+	Random    *RandomRule `json:"random,omitempty"`
 }
 
 // SpecError is a problem in a specification, with its place: the line and
@@ -200,6 +208,9 @@ type Instance struct {
 	SpecFile  string
 	Owners    []*Owner // by machine; nil for a static availability
 	Phases    int      // Erlang phases of every application's work
+	// ETCOrigin says where a generated ETC matrix came from (etc_generate,
+	// described), "" for a given one.
+	ETCOrigin string
 
 	spec *Spec // for the places of errors found after parsing
 }
@@ -379,6 +390,10 @@ func knownFields(path string) string {
 		t = reflect.TypeOf(Owner{})
 	case path == "work":
 		t = reflect.TypeOf(Work{})
+	case path == "etc_generate":
+		t = reflect.TypeOf(etc.Params{})
+	case strings.HasPrefix(path, "mappings[") && strings.HasSuffix(path, ".random"):
+		t = reflect.TypeOf(RandomRule{})
 	case strings.HasPrefix(path, "mappings["):
 		t = reflect.TypeOf(Mapping{})
 	case path == "workload" || path == "availability" || path == "sensors":
@@ -418,6 +433,8 @@ func describeType(t string) string {
 		return "an object of machine names to lists of application names"
 	case "map[string]*models.Owner":
 		return "an object of machine names to owners"
+	case "*etc.Params":
+		return "an object ({\"method\": \"cvb\" or \"range\", \"applications\": N, \"machines\": M, ...})"
 	}
 	if strings.HasPrefix(t, "models.") || strings.HasPrefix(t, "*models.") || strings.HasPrefix(t, "map") {
 		return "an object"
@@ -512,8 +529,11 @@ func (s *Spec) resolve() (*Instance, error) {
 		}
 		etc = r.readETC(s.ETCFile)
 	}
+	if s.ETCGenerate != nil {
+		etc = r.generateETC(in, etc)
+	}
 	if etc == nil && len(r.errs) == 0 {
-		r.errorf("", "missing ETC matrix: give etc (rows: applications, columns: machines) or etc_csv")
+		r.errorf("", "missing ETC matrix: give etc (rows: applications, columns: machines), etc_csv or etc_generate")
 	}
 	if etc != nil && len(etc) == 0 && s.ETCFile == "" {
 		r.errorf("etc", "the ETC matrix is empty: expected one row per application, each with one expected time per machine")
@@ -592,6 +612,10 @@ func (s *Spec) resolve() (*Instance, error) {
 	seenNames := map[string]bool{}
 	for k, m := range s.Mappings {
 		path := fmt.Sprintf("mappings[%d]", k)
+		if m.Name == "" && isRule(m) {
+			m.Name = ruleName(m)
+			s.Mappings[k].Name = m.Name
+		}
 		if m.Name == "" {
 			m.Name = fmt.Sprintf("mapping%d", k+1)
 			s.Mappings[k].Name = m.Name
@@ -603,6 +627,10 @@ func (s *Spec) resolve() (*Instance, error) {
 			r.errorf(path+".name", "two mappings are named %q", m.Name)
 		}
 		seenNames[m.Name] = true
+		if isRule(m) {
+			r.checkRule(path, m, len(in.Apps), len(in.Machines))
+			continue
+		}
 		where := map[string]string{}
 		machs := make([]string, 0, len(m.Allocation))
 		for mach := range m.Allocation {
@@ -691,6 +719,9 @@ func (s *Spec) resolve() (*Instance, error) {
 			r.errorf(path+".start", "owner of %s: its stationary start cannot be computed in floating point (load %g, capacity %d)", mach, o.Rho(), o.Capacity)
 		}
 		in.Owners[j] = o
+	}
+	if len(r.errs) == 0 {
+		r.ruleMappings(in)
 	}
 	if len(r.errs) > 0 {
 		return nil, r.errs

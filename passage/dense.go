@@ -251,8 +251,11 @@ func (d *denseDist) total() (float64, error) {
 	return clamp01(p), nil
 }
 
-// quantile is the smallest t with F(t) >= p, by bisection to a relative
-// 1e-9 (each step a matrix exponential).
+// quantile is the smallest t with F(t) >= p, to a relative 1e-10: the
+// bracket found by doubling, then Newton steps with the density kept inside
+// it (a step that leaves it, or gains too little, bisects: geometrically
+// while the bracket spans orders of magnitude). Each evaluation is a matrix
+// exponential, so Newton's few steps matter: plain bisection took 200.
 func (d *denseDist) quantile(p, total, eps float64) float64 {
 	if total < p-eps {
 		return math.Inf(1)
@@ -267,17 +270,32 @@ func (d *denseDist) quantile(p, total, eps float64) float64 {
 			return math.Inf(1)
 		}
 	}
-	// Bisect on the scale of hi (the bracket may span many orders of
-	// magnitude: split geometrically first).
+	t := (lo + hi) / 2
 	for i := 0; i < 200 && hi-lo > 1e-10*hi; i++ {
-		mid := (lo + hi) / 2
-		if lo > 0 && hi/lo > 4 {
-			mid = math.Sqrt(lo * hi)
+		if !(t > lo && t < hi) {
+			t = (lo + hi) / 2
+			if lo > 0 && hi/lo > 4 {
+				t = math.Sqrt(lo * hi)
+			}
 		}
-		if d.cdf(mid) >= p {
-			hi = mid
+		f := d.cdf(t)
+		if f >= p {
+			hi = t
 		} else {
-			lo = mid
+			lo = t
+		}
+		dens := d.pdf(t)
+		next := t - (f-p)/dens
+		switch {
+		case dens > 0 && next > lo && next < hi && math.Abs(next-t) < (hi-lo)/2:
+			if math.Abs(next-t) <= 1e-11*t {
+				return next
+			}
+			t = next
+		case lo > 0 && hi/lo > 4:
+			t = math.Sqrt(lo * hi)
+		default:
+			t = (lo + hi) / 2
 		}
 	}
 	return hi

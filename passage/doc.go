@@ -37,22 +37,31 @@
 // = alpha . u_k, the same sequence, computed over the chain's own rows
 // with no generator built; it stops at the horizon, or once alpha's whole
 // mass is absorbed, and gives no mean (Result.SeriesMean refuses it).
+// Options.Backward asks for it on any chain (tests). Result.Path says which
+// way a result was computed (dense, backward, forward, forward in lanes).
 //
 // # Accuracy
 //
-// Every CDF value is within Options.Epsilon (default 1e-10) of the exact
-// one: at most epsilon/2 from the Poisson truncation and epsilon/2 from an
-// early stop, plus rounding (about 1e-16 per step); the dense path is
-// checked against closed forms to 1e-10. Densities are within
+// Every CDF value is within Result.Epsilon of the exact one, rounding
+// included: the series is truncated at 0.9 Options.Epsilon (default 1e-10;
+// at most half of it from the Poisson truncation, half from an early stop),
+// and Result.Epsilon is Options.Epsilon, or the truncation plus
+// RoundingFloor of the steps taken (four unit roundoffs a step) where that
+// is larger; the differential test checks every value against the
+// reference at that bound. The dense path is checked against closed forms
+// to 1e-10. Densities are within
 // q * epsilon. CDFs are clamped to [0, 1] and never decrease along a grid
 // (the weights shift monotonically and a_k does not decrease). Mean passage
 // times come from a linear solve on the strongly connected blocks of the
 // transient states (mean.go: elimination without subtraction for small
-// blocks, Gauss-Seidel with a coarse correction and an error bound of
-// 1e-12 relative for large ones; it reads the chain's own transitions and
-// rate table, copying none), never from integrating a truncated CDF; they
-// are +Inf when the passage may never end, and ErrMeanUnavailable, never a
-// wrong number, when the iteration cannot meet its bound. When the series
+// blocks, Gauss-Seidel with a coarse correction for large ones until the
+// rigorous bound rho = max_k |r_k| / b_k, the residual's rounding included,
+// is below 1e-12 relative, and elimination for a block of up to 2,000
+// states where the sweeps cannot get there; it reads the chain's own
+// transitions and rate table, copying none), never from integrating a
+// truncated CDF; they are +Inf when the passage may never end, and
+// ErrMeanUnavailable, never a wrong number, when no method meets the bound.
+// MeanTimesWith says which methods solved the blocks. When the series
 // is complete, the mean is also its sum (Result.SeriesMean; Analyze runs a
 // big chain's series on past the horizon for it, Options.ExtraSteps, when
 // Result.StepsToComplete predicts that it ends within a few hundred steps,

@@ -87,17 +87,23 @@ func writeJSON(w io.Writer, v any) error {
 // loadModel reads, parses and checks one model, printing diagnostics. It
 // returns a non-negative exit code on failure.
 func loadModel(e *env, verb, name string) (*lang.Model, int) {
+	m, _, code := loadModelSource(e, verb, name)
+	return m, code
+}
+
+// loadModelSource is loadModel that also returns the model's text.
+func loadModelSource(e *env, verb, name string) (*lang.Model, []byte, int) {
 	src, err := readInput(e, name)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "pepa %s: %v\n", verb, err)
-		return nil, exitUsage
+		return nil, nil, exitUsage
 	}
 	m, diags := lang.Load(displayName(name), src)
 	printDiags(e, diags, true)
 	if m == nil {
-		return nil, exitInvalid
+		return nil, nil, exitInvalid
 	}
-	return m, -1
+	return m, src, -1
 }
 
 // compileModel compiles a checked model.
@@ -128,7 +134,14 @@ func deriveStructure(ctx context.Context, e *env, verb, name string, s *ctmc.Str
 			fmt.Fprintf(e.stderr, "\rderiving %s: %d states (%.0f states/s)   ", displayName(name), n, float64(n)/d.Seconds())
 		}
 	}
-	c, err := ctmc.Derive(ctx, s, opt)
+	derive := func(s *ctmc.Structure) (*ctmc.Chain, error) { return ctmc.Derive(ctx, s, opt) }
+	var c *ctmc.Chain
+	var err error
+	if key, ok := e.chainKey[name]; ok && e.chains != nil {
+		c, err = e.chains.Chain(ctx, key, s, derive)
+	} else {
+		c, err = derive(s)
+	}
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}

@@ -68,7 +68,7 @@ func repoCopy(t *testing.T) string {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") && d.Name() != ".ci" || rel == "out" || rel == filepath.Join("testdata", "out")) {
+		if d.IsDir() && rel != "." && (strings.HasPrefix(d.Name(), ".") && d.Name() != ".ci" || rel == "out" || rel == filepath.Join("testdata", "out") || rel == filepath.Join("examples", "study", "out")) {
 			return filepath.SkipDir
 		}
 		target := filepath.Join(root, rel)

@@ -12,16 +12,19 @@ import (
 )
 
 func runGen(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "gen", "gen SPEC [-o FILE | --dir DIR] [--mapping NAME]",
+	fs := newFlags(e, "gen", "gen SPEC [-o FILE | --dir DIR] [--mapping NAME] [--etc-out FILE.csv]",
 		`  pepa gen testdata/spec-example.json --mapping paired -o paired.pepa
         write one mapping of a specification as a PEPA model
   pepa gen testdata/spec-example.json --dir out/models
         write every mapping, as out/models/NAME.pepa
+  pepa gen testdata/spec-generated.json --etc-out etc.csv
+        write the ETC matrix a specification uses (drawn by etc_generate), in the form etc_csv reads
 The specification format is documented, field by field, in testdata/spec-example.json.
 `)
 	out := fs.String("o", "", "write the model to `FILE` (atomically) instead of standard output")
 	dir := fs.String("dir", "", "write every mapping to `DIR`/NAME.pepa")
 	mapping := fs.String("mapping", "", "the mapping to write, by name")
+	etcOut := fs.String("etc-out", "", "write the ETC matrix the specification uses to `FILE`.csv (atomically; the form etc_csv reads); alone, no model is written")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -36,15 +39,30 @@ The specification format is documented, field by field, in testdata/spec-example
 	if code >= 0 {
 		return code
 	}
-	if err := in.RequireMappings(); err != nil {
-		fmt.Fprintln(e.stderr, err)
-		return exitInvalid
+	// With --etc-out alone, only the matrix is written.
+	models := *etcOut == "" || *dir != "" || *out != "" || *mapping != ""
+	if models {
+		if err := in.RequireMappings(); err != nil {
+			fmt.Fprintln(e.stderr, err)
+			return exitInvalid
+		}
 	}
 	if *dir != "" {
 		if err := os.MkdirAll(*dir, 0o755); err != nil {
 			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
 			return exitInvalid
 		}
+	}
+	if *etcOut != "" {
+		if err := writeFileAtomicFunc(*etcOut, in.WriteETC); err != nil {
+			fmt.Fprintf(e.stderr, "pepa gen: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if !models {
+		return exitOK
+	}
+	if *dir != "" {
 		for _, m := range in.Mappings {
 			if ctx.Err() != nil {
 				return exitInterrupted

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"pepa/models/sweep"
 )
 
 // Exit codes shared by every verb (the contract in cli.md).
@@ -35,6 +37,7 @@ var verbs = map[string]verb{
 	"robustness": {"per-machine finishing times and mapping robustness; several files are ranked", runRobustness},
 	"simulate":   {"estimate passages, robustness or steady state by simulation, with confidence intervals", runSimulate},
 	"sweep":      {"vary rate constants over a grid and collect any verb's measures, with crossing points", runSweep},
+	"merge":      {"merge the shard files of a simulate or sweep run into what the whole run prints", runMerge},
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 }
@@ -44,6 +47,11 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	stderrTerminal bool // show progress on long runs
+	// chains, set by sweep for its points, derives each model's chain
+	// once (deriveStructure); chainKey names the model of each of the
+	// point's files.
+	chains   *sweep.ChainCache
+	chainKey map[string]string
 }
 
 func main() {

@@ -86,7 +86,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
 		return exitInvalid
 	}
-	best := mappingOf(in, "optimized", res.Best.Allocation)
+	best := in.MappingOf("optimized", res.Best.Allocation)
 	if *out != "" {
 		if err := writeOutput(e, *out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
@@ -115,7 +115,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 				Allocation map[string][]string `json:"allocation"`
 			}
 			mk := func(c models.Candidate) cand {
-				return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), mappingOf(in, c.Name, c.Allocation).Allocation}
+				return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), in.MappingOf(c.Name, c.Allocation).Allocation}
 			}
 			var hs []cand
 			for _, h := range res.Heuristics {
@@ -189,17 +189,4 @@ func checkWritable(path string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
-}
-
-// mappingOf names an allocation's applications and machines.
-func mappingOf(in *models.Instance, name string, alloc [][]int) models.Mapping {
-	m := models.Mapping{Name: name, Allocation: map[string][]string{}}
-	for j, apps := range alloc {
-		names := make([]string, 0, len(apps))
-		for _, a := range apps {
-			names = append(names, in.Apps[a])
-		}
-		m.Allocation[in.Machines[j]] = names
-	}
-	return m
 }

@@ -296,7 +296,7 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 	if r.Epsilon > 0 {
 		out["epsilon"] = r.Epsilon
 	}
-	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil {
+	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil && r.Confidence > 0 {
 		out["p_all_by_beta_ci"] = iv
 		out["expected_makespan_ci"] = intervalJSON(r.MakespanLo, r.MakespanHi)
 		out["confidence"] = r.Confidence
@@ -324,7 +324,7 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	if r.Solved == "simulated" {
 		fmt.Fprintf(w, "model:      %s (product of local state counts %.6g; %s)\n", r.Model, r.ProductStates, r.Why)
 	} else if r.Solved == "decomposed" {
-		fmt.Fprintf(w, "model:      %s (product chain %.6g states; solved decomposed: %s, %d states in all)\n", r.Model, r.ProductStates, r.Why, r.States)
+		fmt.Fprintf(w, "model:      %s (solved by groups: %s; %d states in all, %.6g in their product)\n", r.Model, r.Why, r.States, r.ProductStates)
 	} else {
 		fmt.Fprintf(w, "model:      %s (%d states, solved flat: %s)\n", r.Model, r.States, r.Why)
 	}
@@ -368,6 +368,11 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	fmt.Fprintln(tw, header)
 	for _, m := range r.Machines {
 		row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t", m.Name, m.Applications, textFloat(m.PByBeta, "%.10f"), textFloat(m.Mean, "%.4f"), textFloat(m.Quantile, "%.4f"))
+		if !math.IsNaN(m.PByBetaLo) {
+			// Simulated: the estimates with their intervals.
+			row = fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t", m.Name, m.Applications, textInterval(m.PByBeta, m.PByBetaLo, m.PByBetaHi, "%.4f"),
+				textInterval(m.Mean, m.MeanLo, m.MeanHi, "%.4f"), textInterval(m.Quantile, m.QuantileLo, m.QuantileHi, "%.4f"))
+		}
 		if owners {
 			row += fmt.Sprintf("%s\t%s\t", textFloat(m.Availability, "%.4f"), textFloat(m.Slowdown, "%.4f"))
 		}
@@ -375,10 +380,30 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
-	fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textFloat(r.PAllByBeta, "%.10f"), r.Joint)
+	lo, hi, simulated := math.Inf(1), math.Inf(1), false
+	for _, m := range r.Machines {
+		if math.IsNaN(m.PByBetaLo) {
+			lo, hi = math.Min(lo, m.PByBeta), math.Min(hi, m.PByBeta)
+		} else {
+			lo, hi, simulated = math.Min(lo, m.PByBetaLo), math.Min(hi, m.PByBetaHi), true
+		}
+	}
+	if simulated {
+		// Between the smallest lower and the smallest upper end of the
+		// machines' intervals (each at the stated level, not jointly).
+		fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %s\n", r.Beta, textInterval(r.Robustness, lo, hi, "%.6f"))
+	} else {
+		fmt.Fprintf(w, "robustness min_j P(F_j <= %g):   %.10f\n", r.Beta, r.Robustness)
+	}
+	if r.Confidence > 0 && !math.IsNaN(r.PAllLo) {
+		fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textInterval(r.PAllByBeta, r.PAllLo, r.PAllHi, "%.6f"), r.Joint)
+	} else {
+		fmt.Fprintf(w, "P(max_j F_j <= %g):              %s  (%s)\n", r.Beta, textFloat(r.PAllByBeta, "%.10f"), r.Joint)
+	}
 	if math.IsNaN(r.ExpectedMakespan) {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  unavailable\n")
+	} else if r.Confidence > 0 && !math.IsNaN(r.MakespanLo) {
+		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (%g%% interval)\n", textInterval(r.ExpectedMakespan, r.MakespanLo, r.MakespanHi, "%.4f"), 100*r.Confidence)
 	} else {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (error <= %.2g)\n", textFloat(r.ExpectedMakespan, "%.6f"), r.MakespanError)
 	}
@@ -504,19 +529,20 @@ func groupsWhy(r *models.Result) string {
 		}
 	}
 	var parts []string
-	if alone > 0 {
-		parts = append(parts, models.Plural(alone, "machine", "machines")+" alone on its own chain")
-		if alone > 1 {
-			parts[0] = models.Plural(alone, "machine", "machines") + " alone on their own chains"
-		}
-	}
 	if coupled > 0 {
-		parts = append(parts, models.Plural(coupled, "group", "groups")+" of coupled machines, each on its own chain")
+		parts = append(parts, models.Plural(coupled, "group", "groups")+" of coupled machines")
+	}
+	if alone > 0 {
+		parts = append(parts, models.Plural(alone, "machine", "machines")+" alone")
+	}
+	var why []string
+	if len(parts) > 0 {
+		why = append(why, strings.Join(parts, " and ")+", each on its own chain")
 	}
 	if simulated > 0 {
-		parts = append(parts, models.Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+		why = append(why, models.Plural(simulated, "group", "groups")+" simulated (past --max-states)")
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(why, "; ")
 }
 
 // groupText is one group's line: its machines, what couples them, how it
@@ -567,4 +593,12 @@ func limitNames(names []string, n int) []string {
 		return names
 	}
 	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
+}
+
+// textInterval prints an estimate with its interval.
+func textInterval(v, lo, hi float64, f string) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf(f+" ["+f+", "+f+"]", v, lo, hi)
 }

@@ -15,6 +15,7 @@ import (
 	"pepa/ctmc/simulate"
 	"pepa/internal/membudget"
 	"pepa/models"
+	"pepa/models/shard"
 	"pepa/passage"
 )
 
@@ -89,10 +90,15 @@ func runSimulate(ctx context.Context, e *env, args []string) int {
         the passage-time CDF, run until every point's interval is within 0.01
   pepa simulate --max-batches 10 --format csv testdata/pc-lan.pepa
         steady-state throughputs and populations by batch means (16 streams x 10 batches)
+  pepa simulate --beta 30 --replications 20000 --shard 1/4 -o paired-1.shard testdata/cluster/paired.pepa
+        the first quarter of the first example's replications, as a shard file for 'pepa merge'
 
 Without --beta, --target-action or --target: steady state. The output depends
 only on the model, the flags and --seed, never on the number of cores; the
-speed (events/s) is reported on stderr.
+speed (events/s) is reported on stderr. With --shard K/N the run is split
+into N shards of its replications (steady state: of its streams), each
+run on its own (one per Slurm array task or make target); 'pepa merge'
+prints from the N shard files exactly what the whole run prints.
 `)
 	var o outputFlags
 	o.register(fs)
@@ -110,6 +116,7 @@ speed (events/s) is reported on stderr.
 	batch := fs.Int64("batch-events", 20000, "steady state: jumps per batch")
 	maxBatches := fs.Int("max-batches", 50, "steady state: most batches per stream")
 	maxEvents := fs.Int64("max-events", 1e9, "most jumps of one replication (it is reported as censored)")
+	shardArg := fs.String("shard", "", shardUsage)
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return code
@@ -136,6 +143,16 @@ speed (events/s) is reported on stderr.
 	if *batch <= 0 || *maxBatches <= 0 || *maxEvents <= 0 || *warmup < 0 {
 		return usageError(e, "simulate", "--batch-events, --max-batches and --max-events must be positive, --warmup not negative")
 	}
+	var ix shard.Index
+	if *shardArg != "" {
+		var err error
+		if ix, err = shard.Parse(*shardArg); err != nil {
+			return usageError(e, "simulate", "%v", err)
+		}
+		if sf.precision != 0 || sf.budget != 0 {
+			return usageError(e, "simulate", "--shard splits a fixed number of replications: --precision and --budget look at the whole run (give --replications)")
+		}
+	}
 	grid, err := parseGrid(*times, *at)
 	if err != nil {
 		return usageError(e, "simulate", "%v", err)
@@ -150,7 +167,7 @@ speed (events/s) is reported on stderr.
 		}
 	}
 	name := files[0]
-	m, code := loadModel(e, "simulate", name)
+	m, src, code := loadModelSource(e, "simulate", name)
 	if code >= 0 {
 		return code
 	}
@@ -180,12 +197,26 @@ speed (events/s) is reported on stderr.
 		return fail(err)
 	}
 	sim := simInfo{Model: displayName(name), Seed: sf.seed, Confidence: sf.confidence}
+	// A shard runs its range of the replications (streams) and writes
+	// their record instead of the figures.
+	data := simShard{Model: sim.Model, Seed: sim.Seed, Confidence: sim.Confidence}
+	total, units := opt.Replications, "replications"
+	first, count := 0, total
+	if ix.N > 0 {
+		first, count = ix.Range(total)
+	}
 	var write func(w io.Writer) error
 	switch {
 	case *beta > 0:
 		spec, _, err := robustnessSpec(s, *beta, splitList(*machines), *cycling)
 		if err != nil {
 			return fail(err)
+		}
+		if ix.N > 0 {
+			if data.Robustness, err = simulate.RobustnessRange(ctx, s, spec, opt, first, count); err != nil {
+				return fail(err)
+			}
+			break
 		}
 		r, err := simulate.Robustness(ctx, s, spec, opt)
 		if err != nil {
@@ -203,25 +234,50 @@ speed (events/s) is reported on stderr.
 		} else if spec.TargetActions, err = passage.ActionIDs(s, splitList(*target)); err != nil {
 			return fail(fmt.Errorf("--target-action: %w", err))
 		}
+		what := "the first firing of " + *target
+		if *pred != "" {
+			what = "entering states where " + *pred
+		}
+		if ix.N > 0 {
+			data.What = what
+			if data.Passage, err = simulate.PassageRange(ctx, s, spec, opt, first, count); err != nil {
+				return fail(err)
+			}
+			break
+		}
 		r, err := simulate.Passage(ctx, s, spec, opt)
 		if err != nil {
 			return fail(err)
 		}
 		reportSpeed(e, name, r.Stats)
 		sim.set(r.Stats)
-		what := "the first firing of " + *target
-		if *pred != "" {
-			what = "entering states where " + *pred
-		}
 		write = func(w io.Writer) error { return writeSimPassage(w, o.format, sim, what, r) }
 	default:
-		r, err := simulate.Steady(ctx, s, simulate.SteadySpec{Warmup: *warmup, BatchEvents: *batch, MaxBatches: *maxBatches}, opt)
+		steady := simulate.SteadySpec{Warmup: *warmup, BatchEvents: *batch, MaxBatches: *maxBatches}
+		if ix.N > 0 {
+			total, units = sf.replications, "streams"
+			if total == 0 {
+				total = simulate.DefaultStreams
+			}
+			first, count = ix.Range(total)
+			if data.Steady, err = simulate.SteadyRange(ctx, s, steady, opt, first, count); err != nil {
+				return fail(err)
+			}
+			break
+		}
+		r, err := simulate.Steady(ctx, s, steady, opt)
 		if err != nil {
 			return fail(err)
 		}
 		reportSpeed(e, name, r.Stats)
 		sim.set(r.Stats)
 		write = func(w io.Writer) error { return writeSimSteady(w, o.format, sim, r) }
+	}
+	if ix.N > 0 {
+		h := shard.Header{Verb: "simulate", Command: shardCommand(fs, map[string]bool{"shard": true, "o": true, "format": true, "workers": true, "verbose": true}, files),
+			Models: []shard.Model{shard.Hash(name, src)}, Shard: ix.K, Shards: ix.N, Units: units, Total: total, First: first, Count: count,
+			Render: map[string]string{"format": o.format}}
+		return writeShard(e, "simulate", o.out, h, data)
 	}
 	if err := writeOutput(e, o.out, write); err != nil {
 		fmt.Fprintf(e.stderr, "pepa simulate: %v\n", err)
@@ -444,12 +500,16 @@ func simulateRobustness(ctx context.Context, e *env, name string, s *ctmc.Struct
 	reportSpeed(e, name, r.Stats)
 	res := &models.Result{Beta: mopt.Beta, Semantics: passage.Initial, ProductStates: productSize(s), Solved: "simulated",
 		Robustness: r.Robustness.Value, PAllByBeta: r.PAllByBeta.Value, ExpectedMakespan: r.ExpectedMakespan.Value,
-		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated"}
+		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated",
+		PAllLo: r.PAllByBeta.Lo, PAllHi: r.PAllByBeta.Hi, MakespanLo: r.ExpectedMakespan.Lo, MakespanHi: r.ExpectedMakespan.Hi,
+		Confidence: sf.confidence}
 	res.Independent, res.Dependence = models.Independent(s, machines)
 	var parts []string
 	for j, me := range r.Machines {
 		ms := models.MachineResult{Name: me.Name, PByBeta: me.PByBeta.Value, Mean: me.Mean.Value, Quantile: me.Quantile.Value,
-			Availability: math.NaN(), Slowdown: math.NaN()}
+			Availability: math.NaN(), Slowdown: math.NaN(),
+			PByBetaLo: me.PByBeta.Lo, PByBetaHi: me.PByBeta.Hi, MeanLo: me.Mean.Lo, MeanHi: me.Mean.Hi,
+			QuantileLo: me.Quantile.Lo, QuantileHi: me.Quantile.Hi}
 		ms.Applications = machines[j].Apps
 		ms.FirstActions, ms.LastActions = machines[j].FirstNames(s), machines[j].LastNames(s)
 		res.Machines = append(res.Machines, ms)

@@ -119,3 +119,58 @@ func TestSimulateSweepHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestRobustnessSimulatesAGroup: with --simulate, the coupled group of
+// shared-net.pepa (1,023 states) past --max-states 500 is simulated alone,
+// M4 stays exact (its figures those of the exact run), and the joint
+// figures carry intervals containing the exact ones.
+func TestRobustnessSimulatesAGroup(t *testing.T) {
+	model := "../../testdata/coupled/shared-net.pepa"
+	type result struct {
+		Machines []struct {
+			Name string      `json:"name"`
+			P    float64     `json:"p_by_beta"`
+			PCI  *[2]float64 `json:"p_by_beta_ci"`
+		} `json:"machines"`
+		PAll   float64    `json:"p_all_by_beta"`
+		PAllCI [2]float64 `json:"p_all_by_beta_ci"`
+		Span   float64    `json:"expected_makespan"`
+		SpanCI [2]float64 `json:"expected_makespan_ci"`
+		Groups []struct {
+			Solved string `json:"solved"`
+		} `json:"groups"`
+	}
+	run := func(args ...string) result {
+		t.Helper()
+		code, out, stderr := runPepa(t, "", append([]string{"robustness", "--beta", "20", "--format", "json"}, append(args, model)...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	exact := run()
+	code, _, stderr := runPepa(t, "", "robustness", "--beta", "20", "--max-states", "500", model)
+	if code != exitInvalid || !strings.Contains(stderr, "model too large") {
+		t.Fatalf("past --max-states without --simulate: exit %d, %s", code, stderr)
+	}
+	sim := run("--max-states", "500", "--simulate", "--replications", "20000")
+	if len(sim.Groups) != 2 || sim.Groups[0].Solved != "simulated" || sim.Groups[1].Solved != "alone" {
+		t.Fatalf("groups %+v", sim.Groups)
+	}
+	if sim.Machines[3].PCI != nil || sim.Machines[3].P != exact.Machines[3].P {
+		t.Errorf("M4 %+v, exact %g", sim.Machines[3], exact.Machines[3].P)
+	}
+	for j := 0; j < 3; j++ {
+		ci := sim.Machines[j].PCI
+		if ci == nil || !(ci[0] <= exact.Machines[j].P && exact.Machines[j].P <= ci[1]) {
+			t.Errorf("%s: interval %v, exact %g", sim.Machines[j].Name, ci, exact.Machines[j].P)
+		}
+	}
+	if !(sim.PAllCI[0] <= exact.PAll && exact.PAll <= sim.PAllCI[1]) || !(sim.SpanCI[0] <= exact.Span && exact.Span <= sim.SpanCI[1]) {
+		t.Errorf("joint intervals %v %v, exact %g %g", sim.PAllCI, sim.SpanCI, exact.PAll, exact.Span)
+	}
+}

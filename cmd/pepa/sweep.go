@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/internal/membudget"
+	"pepa/models/shard"
 	"pepa/models/sweep"
 )
 
@@ -69,6 +70,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 	tol := fs.Float64("crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
 	var mem memoryFlag
 	mem.register(fs)
+	shardArg := fs.String("shard", "", shardUsage+" (the grid's points; a shard also evaluates the points past its range that its last crossing needs)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, e.stdout)
@@ -95,21 +97,25 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 	case !sweepVerbs[rest[0]]:
 		return usageError(e, "sweep", "cannot sweep verb %q (want robustness, steady, passage, simulate or states)", rest[0])
 	}
-	plotFormat := ""
 	if *plotPath != "" {
-		switch strings.ToLower(filepath.Ext(*plotPath)) {
-		case ".png":
-			plotFormat = "png"
-		case ".svg":
-			plotFormat = "svg"
-		default:
-			return usageError(e, "sweep", "--plot wants a .png or .svg file name")
+		if code := checkSweepPlot(e, "sweep", *plotPath); code >= 0 {
+			return code
+		}
+	}
+	var ix shard.Index
+	if *shardArg != "" {
+		var err error
+		if ix, err = shard.Parse(*shardArg); err != nil {
+			return usageError(e, "sweep", "%v", err)
+		}
+		if *plotPath != "" {
+			return usageError(e, "sweep", "--plot draws the whole sweep: give it to pepa merge")
 		}
 	}
 	verb, verbArgs := rest[0], rest[1:]
 	var fileIdx []int
 	for i, a := range verbArgs {
-		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot"} {
+		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot", "--shard", "-shard"} {
 			if a == bad || strings.HasPrefix(a, bad+"=") {
 				return usageError(e, "sweep", "%s belongs to sweep, not to the verb", bad)
 			}
@@ -145,6 +151,9 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		return exitInvalid
 	}
 	defer os.RemoveAll(tmp)
+	// Each model's chain is derived once, at the first point that needs
+	// it, and rerated at the others.
+	chains := &sweep.ChainCache{}
 	var counter atomic.Int64
 	// evaluate runs the verb on the models edited for one point and
 	// returns its measures.
@@ -152,6 +161,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		dir := filepath.Join(tmp, fmt.Sprint(counter.Add(1)))
 		a := append([]string{}, verbArgs...)
 		var replace []string
+		keys := map[string]string{}
 		for k, i := range fileIdx {
 			edited, err := sweep.EditSource(verbArgs[i], srcs[k], names, values)
 			if err != nil {
@@ -166,11 +176,13 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 				return nil, err
 			}
 			a[i] = p
+			keys[p] = fmt.Sprint(k)
 			replace = append(replace, jsonQuoted(p), jsonQuoted(verbArgs[i]), p, verbArgs[i])
 		}
 		defer os.RemoveAll(dir)
 		var stdout, stderr bytes.Buffer
-		code := runVerb(ctx, &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}, verb, append(a, "--format", "json"))
+		pe := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, chains: chains, chainKey: keys}
+		code := runVerb(ctx, pe, verb, append(a, "--format", "json"))
 		fix := strings.NewReplacer(replace...)
 		if code != exitOK {
 			return nil, fmt.Errorf("at %s: pepa %s failed:\n%s", pointString(names, values), verb, strings.TrimSpace(fix.Replace(stderr.String())))
@@ -193,11 +205,15 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		return exitInvalid
 	}
 	points := sweep.Grid(params)
-	if e.stderrTerminal {
-		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", len(points))
+	first, count := 0, len(points)
+	if ix.N > 0 {
+		first, count = ix.Range(len(points))
 	}
-	rows, err := sweep.Run(ctx, len(points), *workers, func(ctx context.Context, i int) ([]sweep.Column, error) {
-		return evaluate(ctx, points[i])
+	if e.stderrTerminal {
+		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", count)
+	}
+	rows, err := sweep.Run(ctx, count, *workers, func(ctx context.Context, i int) ([]sweep.Column, error) {
+		return evaluate(ctx, points[first+i])
 	})
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
@@ -209,64 +225,16 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
 		return exitInvalid
 	}
-	// Columns in order of first appearance; a point may lack some.
-	var cols []string
-	colIndex := map[string]int{}
-	for _, r := range rows {
-		for _, c := range r {
-			if _, ok := colIndex[c.Name]; !ok {
-				colIndex[c.Name] = len(cols)
-				cols = append(cols, c.Name)
-			}
-		}
-	}
-	table := make([][]float64, len(rows))
-	for i, r := range rows {
-		table[i] = make([]float64, len(cols))
-		for j := range table[i] {
-			table[i][j] = math.NaN()
-		}
-		for _, c := range r {
-			table[i][colIndex[c.Name]] = c.Value
-		}
-	}
-	headline := selectColumns(cols, splitList(*columns), verb)
-	all := headline
-	if *columns == "" {
-		all = make([]int, len(cols))
-		for j := range all {
-			all[j] = j
-		}
-	}
+	res := &sweep.Result{Verb: verb, Params: params, Series: []string{}, First: first, Rows: rows, Crossings: []sweep.Crossing{}}
 
 	// Crossings: where one mapping's robustness overtakes another's.
-	var crossings []sweep.Crossing
-	if len(params) == 1 && len(fileIdx) >= 2 && (verb == "robustness" || verb == "simulate") {
-		var series []string
-		var ys [][]float64
+	if len(params) == 1 && len(fileIdx) >= 2 && verb == "robustness" {
 		for _, i := range fileIdx {
-			name := "mappings[" + verbArgs[i] + "].robustness"
-			if verb == "simulate" {
-				break // one model per run: no ranking to cross
-			}
-			j, ok := colIndex[name]
-			if !ok {
-				continue
-			}
-			series = append(series, verbArgs[i])
-			y := make([]float64, len(rows))
-			for p := range rows {
-				y[p] = table[p][j]
-			}
-			ys = append(ys, y)
+			res.Series = append(res.Series, verbArgs[i])
 		}
-		refine := func(ctx context.Context, x float64) ([]float64, error) {
-			r, err := evaluate(ctx, []float64{x})
-			if err != nil {
-				return nil, err
-			}
-			out := make([]float64, len(series))
-			for k, s := range series {
+		seriesOf := func(r []sweep.Column) []float64 {
+			out := make([]float64, len(res.Series))
+			for k, s := range res.Series {
 				out[k] = math.NaN()
 				for _, c := range r {
 					if c.Name == "mappings["+s+"].robustness" {
@@ -274,21 +242,85 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 					}
 				}
 			}
-			return out, nil
+			return out
 		}
-		if crossings, err = sweep.Crossings(ctx, params[0].Values, series, ys, refine, *tol); err != nil {
+		// Points past the range are evaluated as far as a bracket that
+		// starts in it needs (a shard's last crossing), once each.
+		beyond := map[int][]float64{}
+		at := func(ctx context.Context, k int) ([]float64, error) {
+			if k < first+count {
+				return seriesOf(rows[k-first]), nil
+			}
+			if v, ok := beyond[k]; ok {
+				return v, nil
+			}
+			r, err := evaluate(ctx, points[k])
+			if err != nil {
+				return nil, err
+			}
+			beyond[k] = seriesOf(r)
+			return beyond[k], nil
+		}
+		refine := func(ctx context.Context, x float64) ([]float64, error) {
+			r, err := evaluate(ctx, []float64{x})
+			if err != nil {
+				return nil, err
+			}
+			return seriesOf(r), nil
+		}
+		cs, err := sweep.CrossingsFrom(ctx, params[0].Values, res.Series, at, first, first+count, refine, *tol)
+		if err != nil {
+			if ctx.Err() != nil {
+				return exitInterrupted
+			}
 			fmt.Fprintf(e.stderr, "pepa sweep: refining a crossing: %v\n", err)
 			return exitInvalid
 		}
+		sweep.SortCrossings(cs)
+		res.Crossings = append(res.Crossings, cs...)
 	}
+	if st := chains.Stats(); st.Derived+st.Rerated+st.Changed > 0 {
+		fmt.Fprintf(e.stderr, "pepa sweep: chains: %d derived (%.3g s), %d rerated from them (%.3g s)", st.Derived+st.Changed, st.DeriveTime.Seconds(), st.Rerated, st.RerateTime.Seconds())
+		if st.Changed > 0 {
+			fmt.Fprintf(e.stderr, ", %d of the derived at points whose values change the chain's structure", st.Changed)
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	if ix.N > 0 {
+		var models []shard.Model
+		for k, i := range fileIdx {
+			models = append(models, shard.Hash(verbArgs[i], srcs[k]))
+		}
+		skip := map[string]bool{"shard": true, "o": true, "format": true, "columns": true, "plot": true, "workers": true}
+		h := shard.Header{Verb: "sweep", Command: shardCommand(fs, skip, rest), Models: models, Shard: ix.K, Shards: ix.N,
+			Units: "points", Total: len(points), First: first, Count: count, Render: map[string]string{"format": *format, "columns": *columns}}
+		return writeShard(e, "sweep", *out, h, res)
+	}
+	return writeSweep(e, res, *format, *columns, *plotPath, *out)
+}
 
-	if plotFormat != "" {
-		err := writeOutput(e, *plotPath, func(w io.Writer) error {
+// writeSweep prints a sweep's result (and draws its plot): what sweep
+// prints, and merge for a sweep's shards.
+func writeSweep(e *env, res *sweep.Result, format, columns, plotPath, out string) int {
+	verb, params, names, points := res.Verb, res.Params, res.Names(), res.Points()
+	cols, table := res.Table()
+	crossings := res.Crossings
+	headline := selectColumns(cols, splitList(columns), verb)
+	all := headline
+	if columns == "" {
+		all = make([]int, len(cols))
+		for j := range all {
+			all[j] = j
+		}
+	}
+	if plotPath != "" {
+		plotFormat := strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
+		err := writeOutput(e, plotPath, func(w io.Writer) error {
 			if len(params) == 1 {
 				var series []sweep.Series
 				for _, j := range limitInts(headline, 12) {
-					y := make([]float64, len(rows))
-					for p := range rows {
+					y := make([]float64, len(table))
+					for p := range table {
 						y[p] = table[p][j]
 					}
 					series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
@@ -317,8 +349,8 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 		}
 	}
 
-	err = writeOutput(e, *out, func(w io.Writer) error {
-		switch *format {
+	err := writeOutput(e, out, func(w io.Writer) error {
+		switch format {
 		case "json":
 			var pts []map[string]any
 			for i, p := range points {
@@ -381,7 +413,7 @@ numbers of 'pepa VERB --format json', named by their JSON paths
 			fmt.Fprintf(w, "crossing: %s overtakes %s at %s = %.6g (robustness %.6f; between %g and %g)\n",
 				overtaker(c), overtaken(c), names[0], c.X, c.Value, c.Lo, c.Hi)
 		}
-		if len(params) == 1 && len(fileIdx) >= 2 && verb == "robustness" && len(crossings) == 0 {
+		if len(res.Series) >= 2 && len(crossings) == 0 {
 			fmt.Fprintln(w, "\nno crossing: the ranking by robustness is the same at every point")
 		}
 		return nil
@@ -486,4 +518,13 @@ func plotLabel(col string) string {
 		}
 	}
 	return col
+}
+
+// checkSweepPlot checks a sweep plot's file name (PNG or SVG).
+func checkSweepPlot(e *env, verb, path string) int {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".svg":
+		return -1
+	}
+	return usageError(e, verb, "--plot wants a .png or .svg file name")
 }

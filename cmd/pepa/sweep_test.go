@@ -144,8 +144,9 @@ func TestSweepUsage(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(stderr, "no rate constant nosuch") {
 		t.Errorf("unknown constant: exit %d, %s", code, stderr)
 	}
+	// A rate constant is positive: refused before any point is solved.
 	code, _, stderr = runPepa(t, "", "sweep", "--vary", "r1=-1,1", "robustness", "--beta", "30", m)
-	if code != exitInvalid || !strings.Contains(stderr, "r1 = -1") {
+	if code != exitUsage || !strings.Contains(stderr, "the value -1 is not positive") {
 		t.Errorf("negative rate: exit %d, %s", code, stderr)
 	}
 }

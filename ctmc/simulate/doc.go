@@ -9,8 +9,13 @@
 // first entry into states satisfying a predicate; the same definitions as
 // package passage's initial semantics), mapping robustness (each machine's
 // finishing time is the first firing of one of its cycle-closing actions,
-// as in package models), and steady-state throughputs and populations by
-// batch means after a warm-up.
+// as in package models; the machines of RobustnessSpec.Stop stop once they
+// have finished), and steady-state throughputs and populations by batch
+// means after a warm-up. Robustness simulates each group of coupled
+// machines (ctmc.Structure.Groups) on its own sub-model, group g's stream
+// of replication i seeded from (Seed, g, i): groups never interact, so the
+// joint distribution is the same, and a replication costs the machines'
+// own events whatever the size of the product chain.
 //
 // # Invariants
 //
@@ -27,6 +32,14 @@
 //     of replications, never of the number of cores or of timing. A run
 //     stopped by --budget reports its replication count, and rerunning with
 //     that count reproduces it.
+//   - A run of a fixed number of replications (or streams) can be split
+//     into ranges run anywhere (RobustnessRange, PassageRange,
+//     SteadyRange): each returns its replications' raw results (finishing
+//     times, passage times, every stream's batches), and Combine* feeds
+//     them, in index order, through the accumulator a whole run uses, so
+//     the combined figures are the whole run's bit for bit (quantiles
+//     included: the samples are kept). The precision and budget rules look
+//     at the whole run and are refused in a range.
 //   - Where ctmc.IndependentLeaves or ctmc.ContextTables applies, a jump
 //     updates one leaf's (or, when the context moves, every leaf's) total
 //     rate from those tables instead of evaluating the whole tree; the

@@ -49,6 +49,23 @@ type PassageResult struct {
 // watches the widest per-point interval of the CDF (absolute), or with no
 // time points the mean's half-width relative to the mean.
 func Passage(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt Options) (*PassageResult, error) {
+	one, err := passageReplication(ctx, s, spec, &opt)
+	if err != nil {
+		return nil, err
+	}
+	acc := newPassageAcc(spec, opt.Confidence)
+	newWorker, events := onePath(s, &opt)
+	st, err := replicate(ctx, &opt, 0, newWorker, events, one, acc.add, acc.halfWidth)
+	if err != nil {
+		return nil, err
+	}
+	return acc.result(st), nil
+}
+
+// passageReplication checks the spec and options (setting defaults) and
+// returns the simulation of one replication: its passage time, or never
+// or censored.
+func passageReplication(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt *Options) (func(p *path, i int) (float64, error), error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -59,13 +76,13 @@ func Passage(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt Optio
 	for _, a := range spec.TargetActions {
 		isTarget[a] = true
 	}
-	const never, censored = -1, -2
-	one := func(p *path, i int) (float64, error) {
-		p.reset(opt.Seed, i, opt.Initial)
+	seed, maxEvents, initial := opt.Seed, opt.MaxEvents, opt.Initial
+	return func(p *path, i int) (float64, error) {
+		p.reset(seed, i, initial)
 		if spec.Target != nil && spec.Target.Holds(p.state) {
 			return 0, nil
 		}
-		for start := p.events; p.events-start < opt.MaxEvents; {
+		for start := p.events; p.events-start < maxEvents; {
 			if p.events&0xFFFF == 0 && ctx.Err() != nil {
 				return 0, ctx.Err()
 			}
@@ -81,63 +98,77 @@ func Passage(ctx context.Context, s *ctmc.Structure, spec PassageSpec, opt Optio
 			}
 		}
 		return censored, nil
+	}, nil
+}
+
+// passageAcc combines replications' passage times, in index order, into
+// the estimates (the one code path of a whole run and of merged ranges).
+type passageAcc struct {
+	times      []float64 // the grid
+	quantiles  []float64
+	confidence float64
+	res        *PassageResult
+	samples    []float64
+	mean       moments
+	below      []int
+}
+
+func newPassageAcc(spec PassageSpec, confidence float64) *passageAcc {
+	return &passageAcc{times: spec.Times, quantiles: spec.Quantiles, confidence: confidence,
+		res: &PassageResult{}, below: make([]int, len(spec.Times))}
+}
+
+func (a *passageAcc) add(t float64) {
+	switch t {
+	case never:
+		a.res.Never++
+		a.samples = append(a.samples, math.Inf(1))
+		return
+	case censored:
+		a.res.Censored++
+		a.samples = append(a.samples, math.Inf(1))
+		return
 	}
-	res := &PassageResult{}
-	var times []float64
-	var mean moments
-	below := make([]int, len(spec.Times))
-	add := func(t float64) {
-		switch t {
-		case never:
-			res.Never++
-			times = append(times, math.Inf(1))
-			return
-		case censored:
-			res.Censored++
-			times = append(times, math.Inf(1))
-			return
-		}
-		times = append(times, t)
-		mean.add(t)
-		for k, x := range spec.Times {
-			if t <= x {
-				below[k]++
-			}
+	a.samples = append(a.samples, t)
+	a.mean.add(t)
+	for k, x := range a.times {
+		if t <= x {
+			a.below[k]++
 		}
 	}
-	halfWidth := func() float64 {
-		n := len(times)
-		if len(spec.Times) == 0 {
-			if res.Never+res.Censored > 0 {
-				return math.Inf(1)
-			}
-			iv := mean.interval(opt.Confidence)
-			return iv.HalfWidth() / math.Abs(iv.Value)
+}
+
+func (a *passageAcc) halfWidth() float64 {
+	n := len(a.samples)
+	if len(a.times) == 0 {
+		if a.res.Never+a.res.Censored > 0 {
+			return math.Inf(1)
 		}
-		w := 0.0
-		for _, k := range below {
-			w = math.Max(w, Wilson(k, n, opt.Confidence).HalfWidth())
-		}
-		return w
+		iv := a.mean.interval(a.confidence)
+		return iv.HalfWidth() / math.Abs(iv.Value)
 	}
-	newWorker, events := onePath(s, &opt)
-	st, err := replicate(ctx, &opt, newWorker, events, one, add, halfWidth)
-	if err != nil {
-		return nil, err
+	w := 0.0
+	for _, k := range a.below {
+		w = math.Max(w, Wilson(k, n, a.confidence).HalfWidth())
 	}
+	return w
+}
+
+func (a *passageAcc) result(st Stats) *PassageResult {
+	res := a.res
 	res.Stats = st
-	n := len(times)
-	for k, t := range spec.Times {
-		res.Points = append(res.Points, CDFPoint{T: t, CDF: Wilson(below[k], n, opt.Confidence)})
+	n := len(a.samples)
+	for k, t := range a.times {
+		res.Points = append(res.Points, CDFPoint{T: t, CDF: Wilson(a.below[k], n, a.confidence)})
 	}
-	res.Band = DKW(n, opt.Confidence)
+	res.Band = DKW(n, a.confidence)
 	res.Mean = Interval{math.NaN(), math.NaN(), math.NaN()}
 	if res.Never+res.Censored == 0 {
-		res.Mean = mean.interval(opt.Confidence)
+		res.Mean = a.mean.interval(a.confidence)
 	}
-	slices.Sort(times)
-	for _, p := range spec.Quantiles {
-		res.Quantiles = append(res.Quantiles, QuantilePoint{P: p, T: quantileInterval(times, p, opt.Confidence)})
+	slices.Sort(a.samples)
+	for _, p := range a.quantiles {
+		res.Quantiles = append(res.Quantiles, QuantilePoint{P: p, T: quantileInterval(a.samples, p, a.confidence)})
 	}
-	return res, nil
+	return res
 }

@@ -63,6 +63,36 @@ type RobustnessResult struct {
 // Robustness estimates a mapping's robustness figures. The precision rule
 // watches the widest interval among the probabilities (absolute).
 func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt Options) (*RobustnessResult, error) {
+	r, err := robustnessReplication(ctx, s, &spec, &opt)
+	if err != nil {
+		return nil, err
+	}
+	acc := newRobustnessAcc(spec, opt.Confidence)
+	st, err := replicate(ctx, &opt, 0, r.newWorker, r.events, r.one, acc.add, acc.halfWidth)
+	if err != nil {
+		return nil, err
+	}
+	return acc.result(st), nil
+}
+
+// Finishing-time codes of a replication's machine that did not finish.
+const (
+	never    = -1 // the path deadlocked first
+	censored = -2 // Options.MaxEvents was reached first
+)
+
+// robustnessWorker is a replication's simulation of every group on a
+// worker's paths, one per group.
+type robustnessWorker struct {
+	one       func(w []*path, i int) ([]float64, error)
+	newWorker func() []*path
+	events    func(w []*path) int64
+}
+
+// robustnessReplication checks the spec and options (setting defaults) and
+// returns the simulation of one replication: every machine's finishing
+// time, or never or censored.
+func robustnessReplication(ctx context.Context, s *ctmc.Structure, spec *RobustnessSpec, opt *Options) (*robustnessWorker, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -76,11 +106,11 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		spec.Quantile = 0.99
 	}
 	k := len(spec.Machines)
-	groups, err := machineGroups(s, spec, opt.Initial)
+	groups, err := machineGroups(s, *spec, opt.Initial)
 	if err != nil {
 		return nil, err
 	}
-	const never, censored = -1, -2
+	seed, maxEvents, general := opt.Seed, opt.MaxEvents, opt.general
 	// A replication simulates each group on its own sub-model (groups
 	// never interact), group g's stream seeded from (Seed, g) and the
 	// replication's index, until the group's machines have all finished.
@@ -91,10 +121,10 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		}
 		for g, grp := range groups {
 			p := w[g]
-			p.reset(groupSeed(opt.Seed, g), i, grp.initial)
+			p.reset(groupSeed(seed, g), i, grp.initial)
 			left := len(grp.machines)
 			for start := p.events; left > 0; {
-				if p.events-start >= opt.MaxEvents {
+				if p.events-start >= maxEvents {
 					for _, j := range grp.machines {
 						if f[j] == never {
 							f[j] = censored
@@ -125,7 +155,7 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 	newWorker := func() []*path {
 		w := make([]*path, len(groups))
 		for g, grp := range groups {
-			w[g] = newPath(grp.s, findTables(grp.s, opt.general))
+			w[g] = newPath(grp.s, findTables(grp.s, general))
 		}
 		return w
 	}
@@ -136,95 +166,114 @@ func Robustness(ctx context.Context, s *ctmc.Structure, spec RobustnessSpec, opt
 		}
 		return n
 	}
-	res := &RobustnessResult{Beta: spec.Beta}
-	samples := make([][]float64, k)
-	byBeta := make([]int, k)
-	means := make([]moments, k)
-	var makespan moments
-	allByBeta, n := 0, 0
-	add := func(f []float64) {
-		n++
-		if spec.KeepFinish {
-			kept := make([]float64, len(f))
-			for j, t := range f {
-				if t < 0 {
-					t = math.Inf(1)
-				}
-				kept[j] = t
-			}
-			res.Finish = append(res.Finish, kept)
-		}
-		all := true
-		finished := true
-		mx := 0.0
+	return &robustnessWorker{one: one, newWorker: newWorker, events: events}, nil
+}
+
+// robustnessAcc combines replications' finishing times, in index order,
+// into the estimates: the one code path of a whole run and of merged
+// ranges, so that both give the same figures bit for bit.
+type robustnessAcc struct {
+	spec       RobustnessSpec
+	confidence float64
+	res        *RobustnessResult
+	samples    [][]float64
+	byBeta     []int
+	means      []moments
+	makespan   moments
+	allByBeta  int
+	n          int
+}
+
+func newRobustnessAcc(spec RobustnessSpec, confidence float64) *robustnessAcc {
+	k := len(spec.Machines)
+	return &robustnessAcc{spec: spec, confidence: confidence, res: &RobustnessResult{Beta: spec.Beta},
+		samples: make([][]float64, k), byBeta: make([]int, k), means: make([]moments, k)}
+}
+
+func (a *robustnessAcc) add(f []float64) {
+	a.n++
+	if a.spec.KeepFinish {
+		kept := make([]float64, len(f))
 		for j, t := range f {
-			switch t {
-			case never, censored:
-				if t == censored {
-					res.Censored++
-				}
-				finished, all = false, false
-				samples[j] = append(samples[j], math.Inf(1))
-				continue
+			if t < 0 {
+				t = math.Inf(1)
 			}
-			samples[j] = append(samples[j], t)
-			means[j].add(t)
-			mx = math.Max(mx, t)
-			if t <= spec.Beta {
-				byBeta[j]++
-			} else {
-				all = false
-			}
+			kept[j] = t
 		}
-		if !finished {
-			res.Never++
+		a.res.Finish = append(a.res.Finish, kept)
+	}
+	all := true
+	finished := true
+	mx := 0.0
+	for j, t := range f {
+		switch t {
+		case never, censored:
+			if t == censored {
+				a.res.Censored++
+			}
+			finished, all = false, false
+			a.samples[j] = append(a.samples[j], math.Inf(1))
+			continue
+		}
+		a.samples[j] = append(a.samples[j], t)
+		a.means[j].add(t)
+		mx = math.Max(mx, t)
+		if t <= a.spec.Beta {
+			a.byBeta[j]++
 		} else {
-			makespan.add(mx)
-		}
-		if all {
-			allByBeta++
+			all = false
 		}
 	}
-	bonferroni := 1 - (1-opt.Confidence)/float64(k)
-	robust := func() Interval {
-		iv := Interval{math.Inf(1), math.Inf(1), math.Inf(1)}
-		for j := range spec.Machines {
-			cp := ClopperPearson(byBeta[j], n, bonferroni)
-			iv.Value = math.Min(iv.Value, cp.Value)
-			iv.Lo = math.Min(iv.Lo, cp.Lo)
-			iv.Hi = math.Min(iv.Hi, cp.Hi)
-		}
-		return iv
+	if !finished {
+		a.res.Never++
+	} else {
+		a.makespan.add(mx)
 	}
-	halfWidth := func() float64 {
-		w := math.Max(robust().HalfWidth(), ClopperPearson(allByBeta, n, opt.Confidence).HalfWidth())
-		for j := range spec.Machines {
-			w = math.Max(w, ClopperPearson(byBeta[j], n, opt.Confidence).HalfWidth())
-		}
-		return w
+	if all {
+		a.allByBeta++
 	}
-	st, err := replicate(ctx, &opt, newWorker, events, one, add, halfWidth)
-	if err != nil {
-		return nil, err
+}
+
+func (a *robustnessAcc) robust() Interval {
+	bonferroni := 1 - (1-a.confidence)/float64(len(a.spec.Machines))
+	iv := Interval{math.Inf(1), math.Inf(1), math.Inf(1)}
+	for j := range a.spec.Machines {
+		cp := ClopperPearson(a.byBeta[j], a.n, bonferroni)
+		iv.Value = math.Min(iv.Value, cp.Value)
+		iv.Lo = math.Min(iv.Lo, cp.Lo)
+		iv.Hi = math.Min(iv.Hi, cp.Hi)
 	}
+	return iv
+}
+
+func (a *robustnessAcc) halfWidth() float64 {
+	w := math.Max(a.robust().HalfWidth(), ClopperPearson(a.allByBeta, a.n, a.confidence).HalfWidth())
+	for j := range a.spec.Machines {
+		w = math.Max(w, ClopperPearson(a.byBeta[j], a.n, a.confidence).HalfWidth())
+	}
+	return w
+}
+
+func (a *robustnessAcc) result(st Stats) *RobustnessResult {
+	res := a.res
 	res.Stats = st
 	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
-	for j, m := range spec.Machines {
-		me := MachineEstimate{Name: m.Name, PByBeta: ClopperPearson(byBeta[j], n, opt.Confidence), Mean: nan}
-		if means[j].n == n {
-			me.Mean = means[j].interval(opt.Confidence)
+	for j, m := range a.spec.Machines {
+		me := MachineEstimate{Name: m.Name, PByBeta: ClopperPearson(a.byBeta[j], a.n, a.confidence), Mean: nan}
+		if a.means[j].n == a.n {
+			me.Mean = a.means[j].interval(a.confidence)
 		}
-		slices.Sort(samples[j])
-		me.Quantile = quantileInterval(samples[j], spec.Quantile, opt.Confidence)
+		slices.Sort(a.samples[j])
+		me.Quantile = quantileInterval(a.samples[j], a.spec.Quantile, a.confidence)
 		res.Machines = append(res.Machines, me)
 	}
-	res.Robustness = robust()
-	res.PAllByBeta = ClopperPearson(allByBeta, n, opt.Confidence)
+	res.Robustness = a.robust()
+	res.PAllByBeta = ClopperPearson(a.allByBeta, a.n, a.confidence)
 	res.ExpectedMakespan = nan
 	if res.Never == 0 {
-		res.ExpectedMakespan = makespan.interval(opt.Confidence)
+		res.ExpectedMakespan = a.makespan.interval(a.confidence)
 	}
-	return res, nil
+	return res
 }
 
 // simGroup is one group of coupled machines on its own sub-model.
@@ -280,9 +329,9 @@ func machineGroups(s *ctmc.Structure, spec RobustnessSpec, initial []LeafDistrib
 			return nil, err
 		}
 		grp.s = sub
-		grp.closes = make([][]int, len(s.Actions))
+		grp.closes = make([][]int, len(sub.Actions))
 		for _, j := range grp.machines {
-			for _, a := range spec.Machines[j].Last {
+			for _, a := range sub.ActionsFrom(s, spec.Machines[j].Last) {
 				grp.closes[a] = append(grp.closes[a], j)
 			}
 		}

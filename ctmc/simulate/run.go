@@ -87,13 +87,14 @@ func onePath(s *ctmc.Structure, opt *Options) (func() *path, func(*path) int64) 
 // that where a run stops does not depend on the machine.
 const blockSize = 512
 
-// replicate runs replications 0, 1, 2, ... in blocks on all workers, each
-// with a worker state of its own from newWorker (its paths). one simulates
-// replication i on a worker and returns its result; add receives the
-// results in index order; halfWidth returns the widest interval the
-// precision rule watches (NaN: not yet known) after each block; events
-// counts a worker's jumps so far.
-func replicate[W, R any](ctx context.Context, opt *Options, newWorker func() W, events func(W) int64, one func(w W, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
+// replicate runs replications first, first+1, ... in blocks on all
+// workers, each with a worker state of its own from newWorker (its paths).
+// one simulates replication i on a worker and returns its result; add
+// receives the results in index order; halfWidth returns the widest
+// interval the precision rule watches (NaN: not yet known) after each
+// block; events counts a worker's jumps so far. The stopping rules count
+// replications from first.
+func replicate[W, R any](ctx context.Context, opt *Options, first int, newWorker func() W, events func(W) int64, one func(w W, i int) (R, error), add func(R), halfWidth func() float64) (Stats, error) {
 	start := time.Now()
 	paths := make([]W, opt.Workers)
 	for w := range paths {
@@ -120,9 +121,9 @@ func replicate[W, R any](ctx context.Context, opt *Options, newWorker func() W, 
 					if k >= size || ctx.Err() != nil {
 						return
 					}
-					r, err := one(p, n+k)
+					r, err := one(p, first+n+k)
 					if err != nil {
-						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", n+k, err) })
+						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", first+n+k, err) })
 						next.Store(int64(size))
 						return
 					}

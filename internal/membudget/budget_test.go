@@ -263,7 +263,10 @@ func TestCheck(t *testing.T) {
 	if !errors.Is(err, ErrOverBudget) || !errors.As(err, &oe) {
 		t.Fatalf("256 MiB of 64 left: %v", err)
 	}
-	if oe.Need != 256*mib || oe.Have <= 0 || oe.Have > 64*mib || oe.Limit != b.Limit || oe.Stage != "derive: transition arrays" {
+	// Have is the limit less the heap in use at the check; the collector
+	// may have freed some since the limit was set, so Have can exceed the
+	// 64 MiB we left then, never the whole limit.
+	if oe.Need != 256*mib || oe.Have <= 0 || oe.Have > b.Limit || oe.Limit != b.Limit || oe.Stage != "derive: transition arrays" {
 		t.Errorf("error fields %+v", oe)
 	}
 	msg := err.Error()

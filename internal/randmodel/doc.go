@@ -23,5 +23,14 @@
 // copies disagree, so that refusals are compared too. In general models the
 // product of the components' local derivative counts is at most MaxProduct;
 // mapping models have at most four applications on three machines; so
-// chains stay small enough for dense methods.
+// chains stay small enough for dense methods. The coupled family writes
+// mapping models whose machines come in groups of 1 to 4 that share a
+// component of 2 to 4 local states (served passively, with weights, or
+// actively) or cooperate on a barrier, with their names and cycle-closing
+// actions in Model.Machines and Cycles, for the reference's stop rule.
+//
+// Profiles set the sizes: Small (Generate) as above, Medium (GenerateWith)
+// general and mapping models whose products of local state counts reach the
+// thousands, for the solvers' iterative paths; a seed gives the same text in
+// a profile on every machine.
 package randmodel

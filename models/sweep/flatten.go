@@ -10,8 +10,8 @@ import (
 
 // Column is a named number of a verb's output.
 type Column struct {
-	Name  string
-	Value float64
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
 }
 
 // ignored are settings echoed in the verbs' JSON, not measures.

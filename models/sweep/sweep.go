@@ -16,8 +16,8 @@ import (
 
 // Param is a rate constant and the values it takes.
 type Param struct {
-	Name   string
-	Values []float64
+	Name   string    `json:"name"`
+	Values []float64 `json:"values"`
 }
 
 // MaxPoints bounds the values of one parameter.
@@ -65,7 +65,7 @@ func ParseVary(spec string) (Param, error) {
 			// few, so that 0.5:1:0.05 gives 0.55, not 0.5500000000000002.
 			p.Values = append(p.Values, roundLike(start+float64(i)*step, step, start))
 		}
-		return p, nil
+		return p, positive(p)
 	}
 	for _, s := range strings.Split(rng, ",") {
 		x, err := num(s)
@@ -74,7 +74,19 @@ func ParseVary(spec string) (Param, error) {
 		}
 		p.Values = append(p.Values, x)
 	}
-	return p, nil
+	return p, positive(p)
+}
+
+// positive refuses a value of zero or less: a rate is positive, and a
+// sweep keeps the chain's structure from point to point (ChainCache),
+// which a rate that vanishes would change.
+func positive(p Param) error {
+	for _, v := range p.Values {
+		if !(v > 0) {
+			return fmt.Errorf("--vary %s: the value %s is not positive: a rate constant must be", p.Name, FormatValue(v))
+		}
+	}
+	return nil
 }
 
 // roundLike rounds x to the number of decimals of the step and start when
@@ -254,12 +266,17 @@ func Run[R any](ctx context.Context, points int, workers int, eval func(ctx cont
 // changes sign from negative to positive as the parameter grows), or the
 // reverse.
 type Crossing struct {
-	A, B   string
-	Lo, Hi float64 // the bracketing grid values
-	X      float64 // the crossing, refined by bisection
-	Value  float64 // the series' common value there (their mean at X)
+	A     string  `json:"a"`
+	B     string  `json:"b"`
+	Lo    float64 `json:"lo"` // the bracketing grid values
+	Hi    float64 `json:"hi"`
+	X     float64 `json:"x"`     // the crossing, refined by bisection
+	Value float64 `json:"value"` // the series' common value there (their mean at X)
 	// AOvertakes is true when A is below B at Lo and above at Hi.
-	AOvertakes bool
+	AOvertakes bool `json:"a_overtakes"`
+	// Order is (A's index, B's index, Lo's grid index): where the crossing
+	// comes in a scan of the whole grid, for SortCrossings.
+	Order [3]int `json:"order"`
 }
 
 // ErrNoRefine is returned by a refine function that cannot evaluate.
@@ -270,36 +287,86 @@ var ErrNoRefine = errors.New("cannot refine")
 // point counts as a change between its neighbours with opposite signs), and
 // refines each by bisection with eval(x) returning every series' value at
 // x, to a relative width tol of the bracketing interval (or leaves X at the
-// linear interpolation when eval is nil).
+// linear interpolation when eval is nil). ys[k][i] is series k at xs[i].
 func Crossings(ctx context.Context, xs []float64, names []string, ys [][]float64, eval func(ctx context.Context, x float64) ([]float64, error), tol float64) ([]Crossing, error) {
+	at := func(_ context.Context, i int) ([]float64, error) {
+		v := make([]float64, len(ys))
+		for k := range ys {
+			v[k] = ys[k][i]
+		}
+		return v, nil
+	}
+	out, err := CrossingsFrom(ctx, xs, names, at, 0, len(xs), eval, tol)
+	if err != nil {
+		return nil, err
+	}
+	SortCrossings(out)
+	return out, nil
+}
+
+// CrossingsFrom finds the crossings whose bracket starts at a grid point
+// in [lo, hi), as Crossings does over the whole grid: at(i) gives every
+// series' value at grid point i, asked for points from lo on and past hi
+// only as far as a bracket that starts before hi reaches (the next point
+// where the difference is neither zero nor NaN). So the crossings of a
+// grid cut into ranges are the union of the ranges', each found once; in
+// SortCrossings order they are the whole grid's, in its order.
+func CrossingsFrom(ctx context.Context, xs []float64, names []string, at func(ctx context.Context, i int) ([]float64, error), lo, hi int, eval func(ctx context.Context, x float64) ([]float64, error), tol float64) ([]Crossing, error) {
 	var out []Crossing
 	for a := 0; a < len(names); a++ {
 		for b := a + 1; b < len(names); b++ {
-			diff := func(k int) float64 { return ys[a][k] - ys[b][k] }
-			last := -1 // last grid index with a non-zero difference
-			for k := range xs {
-				d := diff(k)
+			last, dLast := -1, 0.0 // the last grid index with a non-zero difference, and it
+			for k := lo; k < len(xs); k++ {
+				if k >= hi && last < 0 {
+					break
+				}
+				v, err := at(ctx, k)
+				if err != nil {
+					return nil, err
+				}
+				d := v[a] - v[b]
 				if d == 0 || math.IsNaN(d) {
 					continue
 				}
-				if last >= 0 && (diff(last) < 0) != (d < 0) {
-					c := Crossing{A: names[a], B: names[b], Lo: xs[last], Hi: xs[k], AOvertakes: diff(last) < 0}
-					d0, d1 := diff(last), d
-					c.X = c.Lo + (c.Hi-c.Lo)*d0/(d0-d1)
-					c.Value = ys[a][last] + (ys[a][k]-ys[a][last])*(c.X-c.Lo)/(c.Hi-c.Lo)
+				if last >= 0 && (dLast < 0) != (d < 0) {
+					lv, err := at(ctx, last)
+					if err != nil {
+						return nil, err
+					}
+					c := Crossing{A: names[a], B: names[b], Lo: xs[last], Hi: xs[k], AOvertakes: dLast < 0, Order: [3]int{a, b, last}}
+					c.X = c.Lo + (c.Hi-c.Lo)*dLast/(dLast-d)
+					c.Value = lv[a] + (v[a]-lv[a])*(c.X-c.Lo)/(c.Hi-c.Lo)
 					if eval != nil {
-						if err := refine(ctx, &c, a, b, d0, eval, tol); err != nil {
+						if err := refine(ctx, &c, a, b, dLast, eval, tol); err != nil {
 							return nil, err
 						}
 					}
 					out = append(out, c)
 				}
-				last = k
+				if k >= hi {
+					break
+				}
+				last, dLast = k, d
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].X < out[j].X })
 	return out, nil
+}
+
+// SortCrossings orders crossings by their parameter value, and those at one
+// value as a scan of the grid meets them (pair by pair, then along the
+// grid).
+func SortCrossings(cs []Crossing) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i].Order, cs[j].Order
+		for k := range a {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+		return false
+	})
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].X < cs[j].X })
 }
 
 func refine(ctx context.Context, c *Crossing, a, b int, dLo float64, eval func(ctx context.Context, x float64) ([]float64, error), tol float64) error {

@@ -2,6 +2,7 @@ package ctmc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -18,7 +19,7 @@ func longRun(ctx context.Context, c *Chain, cl *classes, opt SteadyOptions, budg
 	if err := budget.Check("steady: the probabilities of ending in each closed class", absorptionBytes(c.N), steadyHint); err != nil {
 		return nil, err
 	}
-	prob, absErr, err := absorption(ctx, c, cl)
+	prob, absErr, err := absorption(ctx, c, cl, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +74,14 @@ func absorptionBytes(N int) int64 { return membudget.Bytes(int64(N), 24) }
 
 // denseAbsorbBlock is the largest strongly connected block of transient
 // states that absorption eliminates densely (8 MB, a third of a
-// gigaflop); larger ones are swept.
-const denseAbsorbBlock = 1000
+// gigaflop); larger ones are swept, and eliminated densely after all if
+// the sweeps stall and the block has at most maxDenseAbsorbBlock states
+// (200 MB, 42 gigaflops at most: the elimination skips the zeros of
+// sparse rows).
+const (
+	denseAbsorbBlock    = 1000
+	maxDenseAbsorbBlock = 5000
+)
 
 // absorption returns, for each closed class, the probability that the
 // chain started in state 0 ends in it, and an estimate of their error
@@ -97,7 +104,7 @@ const denseAbsorbBlock = 1000
 // error (as in sweeps.go) is below 1e-14. The estimate returned is four
 // unit roundoffs a transient state (the depth to which rounding can
 // accumulate along the blocks) plus the sweeps' estimates.
-func absorption(ctx context.Context, c *Chain, cl *classes) ([]float64, float64, error) {
+func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Budget) ([]float64, float64, error) {
 	K := len(cl.classes)
 	prob := make([]float64, K)
 	classOf := make(map[int32]int, K) // component label -> class
@@ -153,8 +160,23 @@ func absorption(ctx context.Context, c *Chain, cl *classes) ([]float64, float64,
 			err = absorbDense(c, blk, cl.comp, x, in)
 		default:
 			var e float64
+			saved := make([]float64, len(blk))
+			for p, j := range blk {
+				saved[p] = in[j]
+			}
 			e, err = absorbSweeps(ctx, c, blk, cl.comp, x, in)
 			est += e
+			if errors.Is(err, errNoProgress) && len(blk) <= maxDenseAbsorbBlock {
+				// Stiff rates stall the sweeps: eliminate after all, if
+				// the dense block fits.
+				if berr := budget.Check(fmt.Sprintf("steady: a dense transient block of %d states (its sweeps stalled)", len(blk)), membudget.Bytes(int64(len(blk))*int64(len(blk)+4), 8), steadyHint); berr != nil {
+					return nil, 0, fmt.Errorf("%w (%v)", berr, err)
+				}
+				for p, j := range blk {
+					in[j] = saved[p]
+				}
+				err = absorbDense(c, blk, cl.comp, x, in)
+			}
 		}
 		if err != nil {
 			return nil, 0, err

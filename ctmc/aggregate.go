@@ -98,9 +98,9 @@ func aggregateBytes(c *Chain) int64 {
 
 // gatherer forms, at a checkpoint of the sweeps, the aggregated rates and
 // marginals of the current vector, in one pass over the class's
-// transitions cut in two halves gathered by two goroutines. The halves
-// do not depend on the number of cores and are added in order, so
-// neither does the result.
+// transitions, cut in two halves gathered by two goroutines when the
+// sweeps use two blocks. The halves do not depend on the number of cores
+// and are added in order, so neither does the result.
 type gatherer struct {
 	agg  *aggregator
 	part [2]gatherPart
@@ -129,6 +129,11 @@ func newGatherer(a *aggregator) *gatherer {
 // gather leaves the aggregated rates and marginals of s's current vector
 // in part[0].
 func (g *gatherer) gather(s *sweeper) {
+	if s.buf == nil {
+		// One block, one goroutine.
+		g.gatherHalf(s, 0, s.n, &g.part[0])
+		return
+	}
 	mid := s.n / 2
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -158,6 +163,10 @@ func (g *gatherer) gatherHalf(s *sweeper, lo, hi int, p *gatherPart) {
 		clear(p.marg[k])
 	}
 	a := g.agg
+	if W == 1 && c.RateIndex != nil {
+		g.gatherOneWord(s, lo, hi, p)
+		return
+	}
 	for k := lo; k < hi; k++ {
 		i := s.state(k)
 		pi := s.pi[i]
@@ -188,6 +197,51 @@ func (g *gatherer) gatherHalf(s *sweeper, lo, hi int, p *gatherPart) {
 					into := (to[w] >> l.shift) & l.mask
 					p.rate[li][int(from)*l.m+int(into)] += f
 				}
+			}
+		}
+	}
+}
+
+// gatherOneWord is gatherHalf for states packed in one word with 2-byte
+// rate indices (most models): no slices of the state array, the rate table
+// indexed directly, and the leaves' marginals and flows in flat arrays.
+func (g *gatherer) gatherOneWord(s *sweeper, lo, hi int, p *gatherPart) {
+	c := s.c
+	a := g.agg
+	states, rowPtr, col, idx, tab := c.States, c.RowPtr, c.Col, c.RateIndex, s.rateTab
+	bitAgg, bitField := &a.bitAgg[0], &a.bitField[0]
+	leaves := a.leaves
+	marg, rate := p.marg, p.rate
+	for k := lo; k < hi; k++ {
+		i := s.state(k)
+		pi := s.pi[i]
+		st := states[i]
+		for x := range leaves {
+			l := &leaves[x]
+			marg[x][(st>>l.shift)&l.mask] += pi
+		}
+		r0, r1 := rowPtr[i], rowPtr[i+1]
+		cols := col[r0:r1]
+		ids := idx[r0:r1]
+		ids = ids[:len(cols)]
+		for t, j := range cols {
+			to := states[j]
+			x := st ^ to
+			if x == 0 {
+				continue
+			}
+			f := pi * tab[ids[t]]
+			for x != 0 {
+				b := bits.TrailingZeros64(x) & 63
+				x &^= bitField[b]
+				li := bitAgg[b]
+				if li < 0 {
+					continue
+				}
+				l := &leaves[li]
+				from := (st >> l.shift) & l.mask
+				into := (to >> l.shift) & l.mask
+				rate[li][int(from)*l.m+int(into)] += f
 			}
 		}
 	}

@@ -112,7 +112,7 @@ func TestSteadyWithinBudget(t *testing.T) {
 		stage string
 	}{
 		{reachBytes(c.N) / 2, SteadyOptions{}, "steady: finding the closed classes"},
-		{sweepBytes(c.N, true) / 2, SteadyOptions{}, "steady: Gauss-Seidel's vectors"},
+		{sweepBytes(c.N, false) * 3 / 4, SteadyOptions{}, "steady: Gauss-Seidel's vectors"},
 		{gen / 2, SteadyOptions{Method: MethodIterative}, "steady: the generator"},
 		{gen + ilu/2, SteadyOptions{Method: MethodIterative}, "steady: BiCGSTAB's ILU(0) factors and vectors"},
 		{gen + 1<<20, SteadyOptions{Method: MethodDirect}, "steady: GTH's dense matrix of 100842 states"},

@@ -164,7 +164,9 @@
 //   - Gauss-Seidel (sweeps.go): sweeps over the chain's own rows in place
 //     (pushing each change to the inflows of its targets, so that no
 //     transposed generator is built), a large class cut into two blocks
-//     swept on two goroutines, corrected every 5 sweeps by aggregation
+//     swept on two goroutines if SteadyOptions.Goroutines asks (one was
+//     faster on this shared 2-core machine), corrected every 4 sweeps by
+//     aggregation
 //     over each component's local states (aggregate.go). Chosen above the
 //     direct limit; it stops when the estimated error of every throughput
 //     (the last move of the throughputs times c / (1 - c), c the measured

@@ -67,6 +67,13 @@ type SteadyOptions struct {
 	// from the initial state: for callers that need the steady state
 	// proper (plug-in passages).
 	SingleClass bool
+	// Goroutines is the number of goroutines Gauss-Seidel sweeps a class
+	// of at least 100,000 states with: 1 (0 means 1) or 2 (the class cut
+	// in two blocks, sweep.go). One is the default because it was faster:
+	// on this 2-core machine, under the other jobs it shares it with,
+	// two blocks took 1.25x the wall time and more CPU (paired runs on
+	// 705,894 states).
+	Goroutines int
 	// StateProbabilities is for callers that use the probabilities of
 	// single states (plug-in passages' start distributions), not only
 	// throughputs: MethodAuto then does not choose Gauss-Seidel, whose
@@ -207,7 +214,7 @@ var errNoProgress = errors.New("steady state: error estimate does not reach the 
 // class of up to DirectLimit states goes to GTH state reduction, which
 // performs no subtraction and so is accurate entrywise, rare states
 // included; a larger one to Gauss-Seidel sweeps over the chain in place
-// (sweeps.go: the chain and two or three vectors, both cores), which stop
+// (sweeps.go: the chain and two vectors, three on two goroutines), which stop
 // once their estimated error meets the tolerance; if the sweeps' measured
 // contraction predicts more than SweepLimit sweeps (stiff chains), to
 // BiCGSTAB preconditioned with ILU(0), and if that cannot reach the
@@ -337,7 +344,7 @@ func solveClass(ctx context.Context, c *Chain, class []int32, whole bool, opt St
 // reach the tolerance.
 func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt SteadyOptions, budget *membudget.Budget, auto bool) (sol *classSolution, stalled string, err error) {
 	n := len(class)
-	two := n >= sweepParallelStates
+	two := n >= sweepParallelStates && opt.Goroutines == 2
 	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), steadyHint); err != nil {
 		return nil, "", err
 	}

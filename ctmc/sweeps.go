@@ -85,7 +85,8 @@ type sweeper struct {
 }
 
 // sweepParallelStates is the class size from which a sweep is cut in two
-// blocks swept by two goroutines.
+// blocks swept by two goroutines, when SteadyOptions.Goroutines asks for
+// two.
 const sweepParallelStates = 100_000
 
 // newSweeper prepares the sweeps of a class, starting from the uniform
@@ -620,12 +621,15 @@ func (s *sweeper) check() float64 {
 var sweepTrace func(sweep int, change, move float64)
 
 // aggEvery is the number of sweeps between two checkpoints (and
-// corrections by aggregation). Measured (exp, sweeps plus corrections, a
-// correction costing about two sweeps) to a throughput error of 1e-13:
+// corrections by aggregation). Measured (sweeps plus corrections, a
+// correction costing several sweeps) to a throughput error of 1e-13:
 // every sweep 15 + 15, every 2 20 + 10, every 5 25 + 5 on a 100,842-state
 // mapping chain; on one with a shared network link 32 + 32, 38 + 19,
-// 43 + 9; plain sweeps 95 and 85.
-const aggEvery = 5
+// 43 + 9; plain sweeps 95 and 85. On the 705,894-state chain of 28
+// applications on 7 machines, one block: every 4 sweeps 24 + 6 (2.0-2.8 s
+// on a loaded machine), every 5 30 + 6 (2.4-6 s), every 7 35 + 5, every
+// 10 40 + 4 (2.0-2.6 s); plain sweeps stall.
+const aggEvery = 4
 
 // finish normalises the vector and returns the estimated error of every
 // throughput relative to itself, est plus 4 unit roundoffs (the

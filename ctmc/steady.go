@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -352,7 +353,13 @@ func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt S
 	if whole {
 		states = nil
 	}
+	// The derivation's garbage is collected first, so that the sweeps'
+	// vectors and table reuse its memory instead of growing the heap.
+	runtime.GC()
 	s := newSweeper(c, states, two)
+	if s.gath != nil && budget.Check("steady: Gauss-Seidel's aggregation table", slotsBytes(int64(len(c.Col))), "") == nil {
+		s.gath.buildSlots(s)
+	}
 	// The sweeps aim a little below the tolerance: the finished vector
 	// adds its rounding (finish).
 	target := opt.Tolerance * 0.9

@@ -356,6 +356,10 @@ func TestSteadyAccuracyAndClasses(t *testing.T) {
 		!regexp.MustCompile(`(?m)^  2 +2 +0\.75 +\(S\) +3 4$`).MatchString(out) {
 		t.Errorf("two classes: exit %d:\n%s\n%s", code, out, stderr)
 	}
+	code, out, _ = runPepa(t, "", "steady", "--format", "csv", two)
+	if code != exitOK || !strings.Contains(out, "\nclass_probability,,R,0.25\n") || !strings.Contains(out, "\nclass_probability,,S,0.75\n") {
+		t.Errorf("two classes, csv: exit %d\n%s", code, out)
+	}
 	code, out, stderr = runPepa(t, "", "steady", "--format", "json", two)
 	var res struct {
 		Throughput []struct {

@@ -15,6 +15,8 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		`  pepa steady testdata/pc-lan.pepa                  throughputs and utilisations
   pepa steady --format csv -o lan.csv testdata/pc-lan.pepa
   pepa steady --method bicgstab --tolerance 1e-13 testdata/active-badge.pepa
+  pepa steady --verbose testdata/fork.pepa
+        two closed classes: the long-run distribution from the initial state; --verbose says which solver ran and why
   pepa steady --memory 2G --verbose testdata/pc-lan.pepa
         within 2 GiB of memory; --verbose prints the budget, where it came from, and the stages
 `)
@@ -135,6 +137,9 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 			}
 			for _, u := range uts {
 				fmt.Fprintf(w, "utilisation,%s,%s,%s\n", csvQuote(u.Component), csvQuote(u.State), fmtFloat(u.Value))
+			}
+			for _, cr := range res.Classes {
+				fmt.Fprintf(w, "class_probability,,%s,%s\n", csvQuote(cr.Name), fmtFloat(cr.Probability))
 			}
 			return nil
 		}

@@ -273,7 +273,11 @@ func (o *optimizer) subsetBound(subset []int, floor float64) (float64, error) {
 		return len(B[j]) - 2
 	}
 	value := func(j, c int) float64 { return B[j][min(c, len(B[j])-1)] }
-	if o.opt.Objective != "joint" {
+	// With shared resources P(all) is no product of the machines' P_j
+	// (coupled machines' finishing times are dependent), but it is at
+	// most min_j P_j, which the count bound below bounds (P_j <= B_j(c_j)
+	// still: a transfer only delays a machine).
+	if o.opt.Objective != "joint" || o.coupled != nil {
 		// The largest v with sum_j C_j(v) >= n, among the values B_j(c).
 		var cands []float64
 		for _, b := range B {

@@ -46,6 +46,19 @@
 // itself solves with machineSolver, checked against dense matrix
 // exponentials.
 //
+// Shared resources (shared.go, coupledopt.go): a specification's
+// "resources" are networks or file servers; gen writes each as a
+// component the machines that stage input through it cooperate with (a
+// request and a transfer before each application with data), so those
+// machines form a group. Optimize then skips the exact method (a machine's
+// P(F <= beta) is no function of its own set) and evaluates a mapping by
+// groups: each group's model written alone and solved as AnalyzeGroups
+// solves it (solveGroupProbabilities), cached by the group's content (its
+// machines and their applications), so a move re-solves only the groups
+// whose content it changes; the figures of a coupled mapping equal
+// AnalyzeGroups' on its whole generated model (tested), and the reported
+// ones are those. Bound stays an upper bound: a transfer only delays.
+//
 // Plots (Figure): every CDF panel of a ranking shares one time range; all
 // text is one embedded typeface at fixed point sizes, so PNG, SVG and PDF
 // look alike; legends are drawn beside the axes, never over them.

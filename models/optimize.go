@@ -65,6 +65,9 @@ type OptimizeResult struct {
 	Moves       int  // moves and swaps evaluated by the local search
 	Restarts    int  // local searches started (from heuristics and perturbations)
 	Evaluations int  // machine finishing times solved
+	// GroupSolves counts the groups of coupled machines solved by the
+	// search of a specification with shared resources (coupledopt.go).
+	GroupSolves int
 	Elapsed     time.Duration
 }
 
@@ -95,6 +98,9 @@ type optimizer struct {
 	zobrist []uint64 // per application, for set keys of more than 64 applications
 	evals   int
 	scratch []int
+	// coupled is set for a specification with shared resources: mappings
+	// are evaluated by groups (coupledopt.go).
+	coupled *coupling
 
 	// For progress reports.
 	lastReport time.Time
@@ -174,6 +180,13 @@ func better(a1, a2, b1, b2 float64) bool {
 
 // makespan computes E[max_j F_j] of an allocation.
 func (o *optimizer) makespan(ctx context.Context, alloc [][]int) (float64, error) {
+	if o.coupled != nil {
+		r, err := o.coupled.analyze(ctx, alloc)
+		if err != nil {
+			return 0, err
+		}
+		return r.ExpectedMakespan, nil
+	}
 	res := &Result{}
 	for j, apps := range alloc {
 		if len(apps) == 0 {
@@ -191,6 +204,9 @@ func (o *optimizer) makespan(ctx context.Context, alloc [][]int) (float64, error
 
 // candidate evaluates an allocation without the cache (exact figures).
 func (o *optimizer) candidate(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error) {
+	if o.coupled != nil {
+		return o.candidateCoupled(ctx, name, alloc, withMakespan)
+	}
 	ps := make([]float64, len(alloc))
 	for j, apps := range alloc {
 		mr, err := o.in.machineFinish(ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
@@ -220,6 +236,25 @@ func (o *optimizer) tick() bool {
 		o.opt.Progress(OptimizeProgress{Phase: o.phase, Elapsed: now.Sub(o.start), Best: o.bestScore, Bound: o.bound, Moves: o.moves})
 	}
 	return o.ctx.Err() != nil || now.After(o.deadline)
+}
+
+// newOptimizer is the search's state for in with opt (defaults set),
+// started at start.
+func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start time.Time) *optimizer {
+	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
+		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
+		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
+	if len(in.Resources) > 0 {
+		o.coupled = newCoupling(in, opt.Beta, opt.Epsilon)
+	}
+	if nApps := len(in.Apps); nApps > 64 {
+		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
+		o.zobrist = make([]uint64, nApps)
+		for a := range o.zobrist {
+			o.zobrist[a] = rng.Uint64()
+		}
+	}
+	return o
 }
 
 // Optimize searches for the most robust mapping of the applications of in
@@ -253,17 +288,8 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	if opt.Epsilon <= 0 {
 		opt.Epsilon = 1e-10
 	}
-	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
-		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
-		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
+	o := newOptimizer(ctx, in, opt, start)
 	nApps, nMach := len(in.Apps), len(in.Machines)
-	if nApps > 64 {
-		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
-		o.zobrist = make([]uint64, nApps)
-		for a := range o.zobrist {
-			o.zobrist[a] = rng.Uint64()
-		}
-	}
 	res := &OptimizeResult{Bound: 1}
 	end := start.Add(opt.Budget)
 	if opt.MakespanSlack < 0 {
@@ -326,6 +352,9 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 			res.Proved, res.Stopped = true, StoppedProved
 		}
 		res.Evaluations = o.evals
+		if o.coupled != nil {
+			res.GroupSolves = o.coupled.solves
+		}
 		res.Elapsed = time.Since(start)
 		return res, nil
 	}
@@ -367,7 +396,9 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		res.Proved = true
 		return finish(best, StoppedProved)
 	}
-	if o.exactFits(nApps, nMach) {
+	// With shared resources a machine's figure depends on the others on
+	// its resources: no dynamic program over its sets (coupledopt.go).
+	if o.coupled == nil && o.exactFits(nApps, nMach) {
 		o.phase = "exact"
 		c, done, err := o.exact()
 		if err != nil && ctx.Err() == nil {
@@ -426,17 +457,26 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 
 // quick scores an allocation with the search's solver and cache.
 func (o *optimizer) quick(name string, alloc [][]int, withMakespan bool) (Candidate, error) {
-	ps := make([]float64, len(alloc))
-	for j, apps := range alloc {
-		sort.Ints(apps)
-		p, err := o.machineP(j, apps, o.setHash(apps))
-		if err != nil {
+	var c Candidate
+	if o.coupled != nil {
+		var st searchState
+		if err := o.load(&st, alloc); err != nil {
 			return Candidate{}, err
 		}
-		ps[j] = p
+		c = st.snapshot(o, name)
+	} else {
+		ps := make([]float64, len(alloc))
+		for j, apps := range alloc {
+			sort.Ints(apps)
+			p, err := o.machineP(j, apps, o.setHash(apps))
+			if err != nil {
+				return Candidate{}, err
+			}
+			ps[j] = p
+		}
+		c = Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+		c.Score, _, c.Robustness, c.Joint = o.score(ps)
 	}
-	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
-	c.Score, _, c.Robustness, c.Joint = o.score(ps)
 	if withMakespan {
 		ms, err := o.makespan(o.ctx, alloc)
 		if err != nil {
@@ -633,9 +673,17 @@ type searchState struct {
 	ps    []float64
 	s1    float64 // score
 	s2    float64 // tie-break
+	// With shared resources (coupledopt.go): the machines whose figure
+	// comes from their group, and the product of the groups' P(all
+	// finished by beta).
+	grouped  []bool
+	groupAll float64
 }
 
 func (o *optimizer) load(st *searchState, alloc [][]int) error {
+	if o.coupled != nil {
+		return o.loadCoupled(st, alloc)
+	}
 	m := len(o.in.Machines)
 	st.alloc = make([][]int, m)
 	st.where = make([]int, len(o.in.Apps))
@@ -664,6 +712,10 @@ func (st *searchState) snapshot(o *optimizer, name string) Candidate {
 		alloc[j] = append([]int(nil), st.alloc[j]...)
 	}
 	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
+	if o.coupled != nil {
+		c.Score, _, c.Robustness, c.Joint = o.coupledScore(st.ps, st.grouped, st.groupAll)
+		return c
+	}
 	c.Score, _, c.Robustness, c.Joint = o.score(st.ps)
 	return c
 }
@@ -695,6 +747,9 @@ func with(buf, apps []int, a int) []int {
 // try evaluates a move on st and applies it if it improves the score
 // (and keeps the makespan allowed). It reports whether it was applied.
 func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
+	if o.coupled != nil {
+		return o.tryCoupled(st, mv, allowed, bufA, bufB)
+	}
 	a := int(mv.a)
 	ja := st.where[a]
 	var jb int
@@ -874,7 +929,8 @@ func (o *optimizer) descend(st *searchState, rng *rand.Rand, allowed func(float6
 		*cand = o.neighbourhood(st, rng, *cand)
 		improved := false
 		for i, mv := range *cand {
-			if i&63 == 0 && o.tick() {
+			// A coupled move may solve a group's chain: check each time.
+			if (i&63 == 0 || o.coupled != nil) && o.tick() {
 				return true, nil
 			}
 			ok, err := o.try(st, mv, allowed, bufA, bufB)
@@ -968,6 +1024,9 @@ func (o *optimizer) force(st *searchState, a, to int) error {
 	st.alloc[from] = without(nil, st.alloc[from], a)
 	st.alloc[to] = with(nil, st.alloc[to], a)
 	st.where[a] = to
+	if o.coupled != nil {
+		return o.loadCoupled(st, st.alloc)
+	}
 	for _, j := range []int{from, to} {
 		st.hash[j] = o.setHash(st.alloc[j])
 		p, err := o.machineP(j, st.alloc[j], st.hash[j])
@@ -994,7 +1053,8 @@ var heuristics = []struct {
 }
 
 // expectedTimes is the matrix of times of application i on machine j for
-// the heuristics: ETC[i][j] over the machine's availability.
+// the heuristics: ETC[i][j] over the machine's availability, plus the mean
+// time of staging its input there (shared.go; waiting for a slot aside).
 func (in *Instance) expectedTimes() [][]float64 {
 	avail := make([]float64, len(in.Machines))
 	for j := range avail {
@@ -1007,7 +1067,7 @@ func (in *Instance) expectedTimes() [][]float64 {
 	for i := range etm {
 		etm[i] = make([]float64, len(avail))
 		for j, a := range avail {
-			etm[i][j] = in.ETC[i][j] / a
+			etm[i][j] = in.ETC[i][j]/a + in.stagingTime(j, i)
 		}
 	}
 	return etm

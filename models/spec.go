@@ -46,6 +46,8 @@ type Spec struct {
 	Owners map[string]*Owner `json:"owners"`
 	// Work sets the distribution of an application's work.
 	Work *Work `json:"work"`
+	// Resources are shared networks or file servers (shared.go).
+	Resources map[string]*Resource `json:"resources"`
 
 	file    string
 	offsets map[string]int // JSON path -> byte offset, for error lines (see valueOffsets)
@@ -213,6 +215,9 @@ type Instance struct {
 	ETCOrigin string
 
 	spec *Spec // for the places of errors found after parsing
+
+	// Resources are the shared resources, by name (shared.go).
+	Resources []*Resource
 }
 
 // LoadSpec reads and validates a specification file.
@@ -390,6 +395,8 @@ func knownFields(path string) string {
 		t = reflect.TypeOf(Owner{})
 	case path == "work":
 		t = reflect.TypeOf(Work{})
+	case strings.HasPrefix(path, "resources."):
+		t = reflect.TypeOf(Resource{})
 	case path == "etc_generate":
 		t = reflect.TypeOf(etc.Params{})
 	case strings.HasPrefix(path, "mappings[") && strings.HasSuffix(path, ".random"):
@@ -433,6 +440,8 @@ func describeType(t string) string {
 		return "an object of machine names to lists of application names"
 	case "map[string]*models.Owner":
 		return "an object of machine names to owners"
+	case "map[string]*models.Resource":
+		return "an object of resource names to resources"
 	case "*etc.Params":
 		return "an object ({\"method\": \"cvb\" or \"range\", \"applications\": N, \"machines\": M, ...})"
 	}
@@ -720,6 +729,9 @@ func (s *Spec) resolve() (*Instance, error) {
 		}
 		in.Owners[j] = o
 	}
+	// Resources before the mappings by rule: the heuristics count the
+	// time of staging input (expectedTimes).
+	r.resolveResources(in)
 	if len(r.errs) == 0 {
 		r.ruleMappings(in)
 	}

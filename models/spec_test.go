@@ -169,7 +169,7 @@ func TestExampleSpec(t *testing.T) {
 
 // TestWriteSpecRoundTrip: a written specification generates the same model.
 func TestWriteSpecRoundTrip(t *testing.T) {
-	for _, f := range []string{"../testdata/spec-example.json", "../testdata/spec-owners.json"} {
+	for _, f := range []string{"../testdata/spec-example.json", "../testdata/spec-owners.json", "../testdata/spec-shared.json"} {
 		in, err := LoadSpec(f)
 		if err != nil {
 			t.Fatal(err)
@@ -286,7 +286,7 @@ func TestGenCanonicalLayout(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"../testdata/spec-example.json", "../testdata/spec-owners.json"} {
+	for _, f := range []string{"../testdata/spec-example.json", "../testdata/spec-owners.json", "../testdata/spec-shared.json"} {
 		in, err := LoadSpec(f)
 		if err != nil {
 			t.Fatal(err)

@@ -17,9 +17,12 @@ func runGen(ctx context.Context, e *env, args []string) int {
         write one mapping of a specification as a PEPA model
   pepa gen testdata/spec-example.json --dir out/models
         write every mapping, as out/models/NAME.pepa
+  pepa gen testdata/spec-shared.json --mapping round-robin
+        machines that stage input over a shared network: a coupled model, on standard output
   pepa gen testdata/spec-generated.json --etc-out etc.csv
         write the ETC matrix a specification uses (drawn by etc_generate), in the form etc_csv reads
-The specification format is documented, field by field, in testdata/spec-example.json.
+The specification format is documented, field by field, in testdata/spec-example.json
+(shared resources: testdata/spec-shared.json).
 `)
 	out := fs.String("o", "", "write the model to `FILE` (atomically) instead of standard output")
 	dir := fs.String("dir", "", "write every mapping to `DIR`/NAME.pepa")

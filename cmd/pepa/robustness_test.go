@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,6 +277,69 @@ func TestGenVerb(t *testing.T) {
 	code, _, stderr = runPepa(t, "", "gen", bad)
 	if code != exitInvalid || !strings.Contains(stderr, bad+":2:14: error: etc[0][1]: ETC[1][2] is -2") {
 		t.Errorf("bad spec: exit %d: %s", code, stderr)
+	}
+}
+
+// TestOptimizeSharedVerb: optimize on a specification with a shared
+// network solves groups (group_solves), writes a model whose robustness,
+// analysed the usual way (by groups: M1-M3 with Net), is the one it
+// reports, and a specification of the mapping (resources included) from
+// which gen writes the same model.
+func TestOptimizeSharedVerb(t *testing.T) {
+	dir := t.TempDir()
+	model, spec := filepath.Join(dir, "best.pepa"), filepath.Join(dir, "best.json")
+	code, out, stderr := runPepa(t, "", "optimize", "../../testdata/spec-shared.json", "--beta", "40", "--budget", "1s", "--format", "json", "-o", model, "--mapping-out", spec)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Best struct {
+			Robustness float64 `json:"robustness"`
+			PAll       float64 `json:"p_all_by_beta"`
+		} `json:"best"`
+		GroupSolves int `json:"group_solves"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.GroupSolves == 0 {
+		t.Errorf("no group solved: %s", out)
+	}
+	code, out, stderr = runPepa(t, "", "robustness", "--beta", "40", "--format", "json", model)
+	if code != exitOK {
+		t.Fatalf("robustness: exit %d: %s", code, stderr)
+	}
+	var rr struct {
+		Robustness float64 `json:"robustness"`
+		PAll       float64 `json:"p_all_by_beta"`
+		Groups     []struct {
+			Components []string `json:"components"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &rr); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(rr.Robustness-r.Best.Robustness) > 1e-9 || math.Abs(rr.PAll-r.Best.PAll) > 1e-9 {
+		t.Errorf("optimize reports %.12g, %.12g; the written model has %.12g, %.12g", r.Best.Robustness, r.Best.PAll, rr.Robustness, rr.PAll)
+	}
+	coupled := false
+	for _, g := range rr.Groups {
+		coupled = coupled || slices.Contains(g.Components, "Net")
+	}
+	if !coupled {
+		t.Errorf("no group with Net: %s", out)
+	}
+	again := filepath.Join(dir, "again.pepa")
+	if code, _, stderr := runPepa(t, "", "gen", spec, "-o", again); code != exitOK {
+		t.Fatalf("gen of the written specification: exit %d: %s", code, stderr)
+	}
+	a, _ := os.ReadFile(model)
+	b, _ := os.ReadFile(again)
+	// The first line names the specification file and the mapping.
+	_, a, _ = bytes.Cut(a, []byte("\n"))
+	_, b, _ = bytes.Cut(b, []byte("\n"))
+	if !bytes.Equal(a, b) {
+		t.Errorf("gen of the written specification writes another model:\n%s\n---\n%s", a, b)
 	}
 }
 

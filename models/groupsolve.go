@@ -1,0 +1,81 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"pepa/ctmc"
+	"pepa/passage"
+)
+
+// groupProbabilities are the figures of a model's groups at one goal, for
+// a search that compares many mappings (Optimize on a specification with
+// shared resources).
+type groupProbabilities struct {
+	Machines []*Machine // the detected machines, in model order
+	PByBeta  []float64  // P(F_j <= beta) per machine
+	PAll     float64    // P(max_j F_j <= beta): the product over groups
+	States   int        // states of the groups' chains, summed
+}
+
+// solveGroupProbabilities computes P(F_j <= beta) for every detected
+// machine and P(every machine finished by beta), each group of coupled
+// machines on its own chain with finished machines stopped, exactly as
+// AnalyzeGroups builds and solves it (the same chains and passages, under
+// initial semantics), but only up to beta: no means, quantiles or
+// distributions. Its figures are AnalyzeGroups' within epsilon (tested).
+// A group whose chain passes maxStates (0: no bound) fails with an error
+// wrapping ctmc.ErrTooManyStates.
+func solveGroupProbabilities(ctx context.Context, s *ctmc.Structure, beta, epsilon float64, maxStates int) (*groupProbabilities, error) {
+	opt := Options{Beta: beta, Epsilon: epsilon, MaxGroupStates: maxStates}
+	opt.defaults()
+	machines, err := FindMachines(s, nil)
+	if err != nil {
+		return nil, err
+	}
+	stop := stopMap(machines)
+	of := map[*ctmc.Leaf]int{}
+	for i, m := range machines {
+		of[m.Leaf] = i
+	}
+	out := &groupProbabilities{Machines: machines, PByBeta: make([]float64, len(machines)), PAll: 1}
+	for _, g := range s.Groups() {
+		j := &groupJob{s: s, leaves: g}
+		for _, l := range g {
+			if i, ok := of[l]; ok {
+				j.machines = append(j.machines, i)
+			}
+		}
+		if len(j.machines) == 0 {
+			continue
+		}
+		if err := j.derive(ctx, s, stop, opt); err != nil {
+			return nil, err
+		}
+		if j.err != nil {
+			return nil, j.err
+		}
+		if err := j.initialProblems(machines, opt); err != nil {
+			return nil, err
+		}
+		rs, err := passage.Solve(ctx, j.c, j.probs, passage.Options{Epsilon: opt.Epsilon, Horizon: beta})
+		if err != nil {
+			return nil, fmt.Errorf("the group of %s: %w", strings.Join(machineNamesOf(machines, j.machines), ", "), err)
+		}
+		for k, i := range j.machines {
+			if out.PByBeta[i], err = rs[k].CDF(beta); err != nil {
+				return nil, err
+			}
+		}
+		all := out.PByBeta[j.machines[0]]
+		if len(j.machines) > 1 {
+			if all, err = rs[len(rs)-1].CDF(beta); err != nil {
+				return nil, err
+			}
+		}
+		out.PAll *= all
+		out.States += j.c.N
+	}
+	return out, nil
+}

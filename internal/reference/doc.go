@@ -41,9 +41,9 @@
 //   - Numerical work is dense and direct: GTH elimination for the steady
 //     state of each closed class; with several closed classes, the
 //     long-run distribution from the initial state weighs each class by
-//     the probability of ending in it, from the embedded jump chain's
-//     hitting probabilities by Gaussian elimination with partial pivoting
-//     (Absorption: a method of its own, unlike ctmc's expected times);
+//     the probability of ending in it, by state reduction of the
+//     transient states into state 0's rates to the classes (Absorption,
+//     subtraction-free, a method of its own: ctmc solves expected times);
 //     subtraction-free elimination for mean passage times, and for
 //     passage CDFs the scaling and squaring of the dense generator's
 //     exponential (up to DenseLimit states) or, on larger chains, Taylor

@@ -3,7 +3,6 @@ package reference
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 )
 
@@ -118,12 +117,16 @@ func (c *Chain) classSteady(class []int) []float64 {
 }
 
 // Absorption returns, for each closed class, the probability that the
-// chain started in state 0 ends in it. It solves the embedded jump chain's
-// hitting probabilities h_k(i) = sum_j P(i, j) h_k(j) over the transient
-// states i (h_k = 1 on class k, 0 on the others), P(i, j) the rate from i
-// to j over i's exit rate, as one dense linear system (I - P_TT) H = P_TC
-// by Gaussian elimination with partial pivoting: a method of its own,
-// unlike ctmc's, which eliminates expected times block by block.
+// chain started in state 0 ends in it, by state reduction on the rates:
+// with the classes collapsed into K sinks, every transient state other
+// than 0 is eliminated in turn, its incoming rates passed on along its
+// outgoing ones in proportion (r[i][j] += r[i][k] r[k][j] / out_k; a
+// return to i itself is dropped, which does not change where i ends),
+// until state 0 leads straight to the sinks: the probabilities are its
+// rates to them over their sum. Only additions of nonnegative numbers, so
+// each probability keeps a small relative error on stiff chains. A method
+// of its own: ctmc solves the expected times in the transient states,
+// block by strongly connected block.
 func (c *Chain) Absorption(classes [][]int) []float64 {
 	K := len(classes)
 	classOf := make([]int, c.N())
@@ -149,51 +152,47 @@ func (c *Chain) Absorption(classes [][]int) []float64 {
 			trans = append(trans, i)
 		}
 	}
-	m := len(trans)
-	// a holds I - P_TT and, in columns m..m+K-1, P_TC.
-	a := make([][]float64, m)
+	m := len(trans) // state 0 is trans[0]: the smallest transient state
+	// r[x] holds the rates from transient x to transient states (0..m-1)
+	// and to the sinks (m..m+K-1).
+	r := make([][]float64, m)
 	for x, i := range trans {
-		a[x] = make([]float64, m+K)
-		a[x][x] = 1
-		q := 0.0
-		for _, t := range c.Trans[i] {
-			if t.To != i {
-				q += t.Rate
-			}
-		}
+		r[x] = make([]float64, m+K)
 		for _, t := range c.Trans[i] {
 			if t.To == i {
 				continue
 			}
 			if k := classOf[t.To]; k >= 0 {
-				a[x][m+k] += t.Rate / q
+				r[x][m+k] += t.Rate
 			} else {
-				a[x][pos[t.To]] -= t.Rate / q
+				r[x][pos[t.To]] += t.Rate
 			}
 		}
 	}
-	for col := 0; col < m; col++ {
-		piv := col
-		for r := col + 1; r < m; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
-				piv = r
+	for k := m - 1; k >= 1; k-- {
+		out := 0.0
+		for j, v := range r[k] {
+			if j != k {
+				out += v
 			}
 		}
-		a[col], a[piv] = a[piv], a[col]
-		for r := 0; r < m; r++ {
-			if r == col || a[r][col] == 0 {
+		for i := 0; i < k; i++ {
+			f := r[i][k]
+			if f == 0 {
 				continue
 			}
-			f := a[r][col] / a[col][col]
-			for j := col; j < m+K; j++ {
-				a[r][j] -= f * a[col][j]
+			f /= out
+			r[i][k] = 0
+			for j, v := range r[k] {
+				if j != k && j != i && v != 0 {
+					r[i][j] += f * v
+				}
 			}
 		}
 	}
-	x := pos[0]
 	total := 0.0
 	for k := range prob {
-		prob[k] = a[x][m+k] / a[x][x]
+		prob[k] = r[0][m+k]
 		total += prob[k]
 	}
 	for k := range prob {

@@ -111,9 +111,10 @@ func TestSteadyWithinBudget(t *testing.T) {
 		opt   SteadyOptions
 		stage string
 	}{
-		{sccBytes(c.N) / 2, SteadyOptions{}, "steady: finding the closed class"},
-		{gen / 2, SteadyOptions{}, "steady: the generator"},
-		{gen + ilu/2, SteadyOptions{}, "steady: BiCGSTAB's ILU(0) factors and vectors"},
+		{reachBytes(c.N) / 2, SteadyOptions{}, "steady: finding the closed classes"},
+		{sweepBytes(c.N, false) * 3 / 4, SteadyOptions{}, "steady: Gauss-Seidel's vectors"},
+		{gen / 2, SteadyOptions{Method: MethodIterative}, "steady: the generator"},
+		{gen + ilu/2, SteadyOptions{Method: MethodIterative}, "steady: BiCGSTAB's ILU(0) factors and vectors"},
 		{gen + 1<<20, SteadyOptions{Method: MethodDirect}, "steady: GTH's dense matrix of 100842 states"},
 	} {
 		ctx := membudget.NewContext(context.Background(), budgetAbove(tc.extra))

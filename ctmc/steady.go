@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -14,9 +15,10 @@ import (
 // Steady-state methods, as named in SteadyOptions.Method and
 // SteadyResult.Method.
 const (
-	MethodAuto      = ""         // direct up to DirectLimit states, iterative above
-	MethodDirect    = "gth"      // dense Grassmann-Taksar-Heyman state reduction
-	MethodIterative = "bicgstab" // ILU(0)-preconditioned BiCGSTAB with iterative refinement
+	MethodAuto      = ""             // chosen per closed class (see Steady)
+	MethodDirect    = "gth"          // dense Grassmann-Taksar-Heyman state reduction
+	MethodIterative = "bicgstab"     // ILU(0)-preconditioned BiCGSTAB with iterative refinement
+	MethodSweeps    = "gauss-seidel" // Gauss-Seidel sweeps over the chain in place (sweeps.go)
 )
 
 // DefaultDirectLimit is the largest closed class solved by dense GTH when
@@ -28,38 +30,77 @@ const (
 // second, because it is the method that is accurate on any chain.
 const DefaultDirectLimit = 2000
 
+// DefaultSweepLimit is the most Gauss-Seidel sweeps MethodAuto predicts it
+// may spend on a class before it turns to BiCGSTAB (SteadyOptions.SweepLimit).
+const DefaultSweepLimit = 600
+
 // SteadyOptions controls the steady-state solver.
 type SteadyOptions struct {
 	// Tolerance is the target for the estimated error of every throughput
 	// relative to that throughput (see SteadyResult.ThroughputError).
-	// Iterative refinement continues until every estimate is at or below
-	// it; if it cannot get there, Steady fails rather than return a vector
-	// that misses it. Values below 1e-13, which float64 cannot promise on
-	// a sum over many states, are raised to 1e-13. Default 1e-12.
+	// The solvers iterate until every estimate is at or below it; if
+	// one cannot get there, Steady tries the next method or fails rather
+	// than return a vector that misses it. Values below 1e-13, which
+	// float64 cannot promise on a sum over many states, are raised to
+	// 1e-13. Default 1e-12.
 	Tolerance float64
 	// MaxIterations caps the BiCGSTAB iterations of the iterative method,
-	// summed over its solves; reaching it is an error. Default 100000.
+	// summed over its solves, and the sweeps of a forced MethodSweeps;
+	// reaching it is an error. Default 100000.
 	MaxIterations int
-	// Omega was the SOR factor of the former Gauss-Seidel solver. It is
-	// accepted and ignored, so that callers that set it keep compiling.
+	// Omega was the SOR factor of a former Gauss-Seidel solver. It is
+	// accepted and ignored, so that callers that set it keep compiling
+	// (over-relaxation diverges on the cyclic chains of mapping models).
 	Omega float64
-	// Method forces a method (MethodDirect or MethodIterative); empty
-	// chooses by size, and falls back to the direct method when the
-	// iterative one cannot reach the tolerance on a class of at most
-	// 16,000 states.
+	// Method forces a method (MethodDirect, MethodIterative or
+	// MethodSweeps) on every closed class of more than one state; empty
+	// chooses per class (see Steady).
 	Method string
 	// DirectLimit is the largest closed class solved directly under
 	// MethodAuto; 0 means DefaultDirectLimit.
 	DirectLimit int
+	// SweepLimit is the most sweeps MethodAuto lets Gauss-Seidel take,
+	// by its prediction, before it turns to BiCGSTAB; 0 means
+	// DefaultSweepLimit.
+	SweepLimit int
+	// SingleClass refuses a chain with several closed classes (with a
+	// *NotIrreducibleError) instead of solving its long-run distribution
+	// from the initial state: for callers that need the steady state
+	// proper (plug-in passages).
+	SingleClass bool
+	// Goroutines is the number of goroutines Gauss-Seidel sweeps a class
+	// of at least 100,000 states with: 1 (0 means 1) or 2 (the class cut
+	// in two blocks, sweep.go). One is the default because it was faster:
+	// on this 2-core machine, under the other jobs it shares it with,
+	// two blocks took 1.25x the wall time and more CPU (paired runs on
+	// 705,894 states).
+	Goroutines int
+	// StateProbabilities is for callers that use the probabilities of
+	// single states (plug-in passages' start distributions), not only
+	// throughputs: MethodAuto then does not choose Gauss-Seidel, whose
+	// error estimate covers the throughputs only (the aggregation
+	// corrections make them converge well before the probabilities of
+	// single states; measured: plug-in figures 4e-10 apart from the exact
+	// ones with every throughput within an estimated 1e-14).
+	StateProbabilities bool
 }
 
 // SteadyResult is a steady-state distribution with the solver's report.
 type SteadyResult struct {
+	// Pi is the long-run distribution from the initial state: with one
+	// closed class its steady state (transient states 0), with several
+	// the sum over classes of the probability of ending in the class
+	// times its steady state.
 	Pi []float64
-	// Method is MethodDirect or MethodIterative.
+	// Method is MethodDirect, MethodIterative or MethodSweeps (with
+	// several closed classes, the method of the largest; Classes has each).
 	Method string
-	// Iterations counts BiCGSTAB iterations (iterative method) or
-	// refinement steps after the elimination (direct method).
+	// Reason says why that method ran (and what ran before it, if a
+	// method gave up), for --verbose.
+	Reason string
+	// Iterations counts BiCGSTAB iterations (iterative method), sweeps
+	// (Gauss-Seidel) or refinement steps after the elimination (direct
+	// method).
 	Iterations int
 	// Residual is ||pi Q||_inf / (max_i q_i * ||pi||_inf), the former
 	// stopping measure, kept for comparison; it says little about rare
@@ -75,15 +116,43 @@ type SteadyResult struct {
 	// where a is enabled. This is a first-order a posteriori estimate,
 	// not a rigorous bound: it is as good as the correction solve
 	// (direct: the same GTH reduction; iterative: BiCGSTAB on the scaled
-	// system to 1e-10). The package documentation says how it compared
-	// with exact answers. Actions enabled only in transient
-	// states are absent (their throughput is 0 exactly).
+	// system to 1e-10). Gauss-Seidel estimates the correction instead
+	// from its own sweeps: twice the largest relative change of a
+	// probability in the last sweep times c / (1 - c), c the measured
+	// contraction of that change a sweep (the changes still to come if
+	// they keep shrinking so), with the same floor e_a. With several
+	// closed classes, each action's estimate is the largest of its
+	// classes' plus that of the class probabilities. The package
+	// documentation says how the estimates compared with exact answers.
+	// Actions enabled only in transient states are absent (their
+	// throughput is 0 exactly).
 	ThroughputError map[string]float64
 	// MaxThroughputError is the largest entry of ThroughputError.
 	MaxThroughputError float64
-	// ClosedStates is the size of the closed class that was solved;
-	// Transient is the number of transient states (probability 0).
+	// ClosedStates is the number of states in closed classes (the
+	// closed class, with one); Transient is the number of transient
+	// states (probability 0).
 	ClosedStates, Transient int
+	// Classes describes each closed class when there are several (nil
+	// with one), in the order of their first states.
+	Classes []ClassResult
+	// AbsorptionError estimates the error of every class probability
+	// relative to itself (several classes only).
+	AbsorptionError float64
+}
+
+// ClassResult is one closed class of a chain with several.
+type ClassResult struct {
+	States []int32 // the class's states, increasing
+	// Name names its first state by its components' local states.
+	Name string
+	// Probability is that of ending in the class, from the initial state.
+	Probability float64
+	// Method, Iterations and MaxThroughputError are those of the solve of
+	// the class's own steady state.
+	Method             string
+	Iterations         int
+	MaxThroughputError float64
 }
 
 // ErrorBoundKind says in words what ThroughputError is, for output.
@@ -135,16 +204,26 @@ func listStates(s []int32, max int) string {
 // tolerance.
 var errNoProgress = errors.New("steady state: error estimate does not reach the tolerance")
 
-// Steady solves pi Q = 0, sum pi = 1 on the chain's single closed class;
-// transient states get probability 0. A deadlock, or more than one closed
-// class, is refused with an error naming the states. Closed classes of up
-// to DirectLimit states are solved by GTH state reduction, which performs
-// no subtraction and so is accurate entrywise, rare states included;
-// larger ones by BiCGSTAB preconditioned with ILU(0). Either way the
-// answer is then checked (and if need be improved) by iterative refinement
-// against the exactly formed residual until the estimated error of every
-// throughput, relative to that throughput, is within the tolerance (see
-// SteadyResult.ThroughputError for what the estimate is).
+// Steady solves the chain's long-run distribution from its initial state.
+// With one closed class that is the steady state, pi Q = 0 and sum pi = 1
+// on the class, transient states 0; with several (unless SingleClass), it
+// is the probability of ending in each class, from the initial state,
+// times that class's own steady state (absorption.go), as model checkers
+// compute it. A deadlock is refused with an error naming the state.
+//
+// Each closed class is solved by one of three methods. Under MethodAuto a
+// class of up to DirectLimit states goes to GTH state reduction, which
+// performs no subtraction and so is accurate entrywise, rare states
+// included; a larger one to Gauss-Seidel sweeps over the chain in place
+// (sweeps.go: the chain and two vectors, three on two goroutines), which stop
+// once their estimated error meets the tolerance; if the sweeps' measured
+// contraction predicts more than SweepLimit sweeps (stiff chains), to
+// BiCGSTAB preconditioned with ILU(0), and if that cannot reach the
+// tolerance on a class of at most 16,000 states, to GTH after all. GTH's and
+// BiCGSTAB's answers are checked (BiCGSTAB's improved) by iterative
+// refinement against the exactly formed residual. SteadyResult.Reason says
+// which method ran and why; SteadyResult.ThroughputError what the
+// estimates are.
 func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, error) {
 	if opt.Tolerance <= 0 || math.IsNaN(opt.Tolerance) {
 		opt.Tolerance = 1e-12
@@ -156,23 +235,175 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	if opt.DirectLimit <= 0 {
 		opt.DirectLimit = DefaultDirectLimit
 	}
+	if opt.SweepLimit <= 0 {
+		opt.SweepLimit = DefaultSweepLimit
+	}
 	switch opt.Method {
-	case MethodAuto, MethodDirect, MethodIterative:
+	case MethodAuto, MethodDirect, MethodIterative, MethodSweeps:
 	default:
-		return nil, fmt.Errorf("unknown steady-state method %q (want %q or %q)", opt.Method, MethodDirect, MethodIterative)
+		return nil, fmt.Errorf("unknown steady-state method %q (want %q, %q or %q)", opt.Method, MethodDirect, MethodIterative, MethodSweeps)
 	}
 	if len(c.Deadlocks) > 0 {
 		i := int(c.Deadlocks[0])
 		return nil, fmt.Errorf("deadlock in state %d: %s (steady-state analysis needs a chain without deadlocks)", i, c.StateString(i))
 	}
 	budget := membudget.FromContext(ctx)
-	if err := budget.Check("steady: finding the closed class", sccBytes(c.N), steadyHint); err != nil {
-		return nil, err
-	}
-	class, ntransient, err := closedClass(c)
+	cl, err := findClasses(c, budget)
 	if err != nil {
 		return nil, err
 	}
+	if len(cl.classes) > 1 && opt.SingleClass {
+		return nil, notIrreducible(c, cl.comp, cl.closed)
+	}
+	if len(cl.classes) == 1 {
+		class := cl.classes[0]
+		cl = nil // the labels are not needed any more
+		whole := len(class) == c.N
+		sol, err := solveClass(ctx, c, class, whole, opt, budget)
+		if err != nil {
+			return nil, err
+		}
+		res := sol.result()
+		res.ClosedStates, res.Transient = len(class), c.N-len(class)
+		return res, nil
+	}
+	return longRun(ctx, c, cl, opt, budget)
+}
+
+// classSolution is the steady state of one closed class.
+type classSolution struct {
+	pi         []float64 // over the chain's states, 0 outside the class, summing to 1
+	est        map[string]float64
+	method     string
+	reason     string
+	iterations int
+	residual   float64
+}
+
+func (s *classSolution) result() *SteadyResult {
+	res := &SteadyResult{Pi: s.pi, Method: s.method, Reason: s.reason, Iterations: s.iterations, Residual: s.residual, ThroughputError: s.est}
+	res.MaxThroughputError = maxOf(s.est)
+	return res
+}
+
+// solveClass solves one closed class (whole: it is every state of the
+// chain) by the method opt asks for or, under MethodAuto, as Steady says.
+func solveClass(ctx context.Context, c *Chain, class []int32, whole bool, opt SteadyOptions, budget *membudget.Budget) (*classSolution, error) {
+	n := len(class)
+	if n == 1 {
+		// Nothing to solve, and nothing to estimate: every throughput is
+		// a rate of the one state's self-loops, exactly.
+		if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
+			return nil, err
+		}
+		sol := &classSolution{method: MethodDirect, reason: "a closed class of one state", pi: make([]float64, c.N), est: map[string]float64{}}
+		i := class[0]
+		sol.pi[i] = 1
+		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
+			if int(c.Col[k]) != int(i) {
+				return nil, fmt.Errorf("internal error: closed class of state %d leaks to %d", i, c.Col[k])
+			}
+			sol.est[c.S.Actions[c.Act[k]]] = 0
+		}
+		return sol, nil
+	}
+	method, reason := opt.Method, ""
+	switch {
+	case method != MethodAuto:
+		reason = fmt.Sprintf("--method %s", method)
+	case n <= opt.DirectLimit:
+		method = MethodDirect
+		reason = fmt.Sprintf("a closed class of %d states, at most %d: dense GTH, accurate on any chain", n, opt.DirectLimit)
+	case opt.StateProbabilities:
+		method = MethodIterative
+		reason = fmt.Sprintf("a closed class of %d states, above %d, and the probabilities of single states asked for: ILU(0)-BiCGSTAB", n, opt.DirectLimit)
+	default:
+		method = MethodSweeps
+		reason = fmt.Sprintf("a closed class of %d states, above %d: Gauss-Seidel sweeps over the chain in place", n, opt.DirectLimit)
+	}
+	if method == MethodSweeps {
+		sol, stalled, err := solveSweeps(ctx, c, class, whole, opt, budget, opt.Method == MethodAuto)
+		if err != nil || stalled == "" {
+			if sol != nil {
+				sol.reason = reason + "; " + sol.reason
+			}
+			return sol, err
+		}
+		// The sweeps stall (a stiff chain): BiCGSTAB, whose
+		// preconditioner takes the stiffness in.
+		method = MethodIterative
+		reason = fmt.Sprintf("%s, which stalled (%s): ILU(0)-BiCGSTAB instead", reason, stalled)
+	}
+	return solveRefined(ctx, c, class, method, reason, opt, budget)
+}
+
+// solveSweeps solves a class by Gauss-Seidel sweeps. Under auto (MethodAuto)
+// it gives up, returning why in stalled, when the measured contraction
+// predicts more than opt.SweepLimit sweeps, unless BiCGSTAB's memory does
+// not fit the budget: then it sweeps on up to opt.MaxIterations. A forced
+// MethodSweeps sweeps up to opt.MaxIterations and fails if they do not
+// reach the tolerance.
+func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt SteadyOptions, budget *membudget.Budget, auto bool) (sol *classSolution, stalled string, err error) {
+	n := len(class)
+	two := n >= sweepParallelStates && opt.Goroutines == 2
+	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), steadyHint); err != nil {
+		return nil, "", err
+	}
+	states := class
+	if whole {
+		states = nil
+	}
+	// The derivation's garbage is collected first, so that the sweeps'
+	// vectors and table reuse its memory instead of growing the heap.
+	runtime.GC()
+	s := newSweeper(c, states, two)
+	if s.gath != nil && budget.Check("steady: Gauss-Seidel's aggregation table", slotsBytes(int64(len(c.Col))), "") == nil {
+		s.gath.buildSlots(s)
+	}
+	// The sweeps aim a little below the tolerance: the finished vector
+	// adds its rounding (finish).
+	target := opt.Tolerance * 0.9
+	limit := opt.MaxIterations
+	if auto {
+		limit = opt.SweepLimit
+	}
+	out, err := s.run(ctx, target, limit)
+	if err != nil {
+		return nil, "", err
+	}
+	if out.Stalled != "" && auto {
+		var classT int64
+		for _, i := range class {
+			classT += c.RowPtr[i+1] - c.RowPtr[i]
+		}
+		krylov := generatorBytes(c.N, n, classT) + iluBytes(n, classT) + refineBytes(c.N, n)
+		if budget.Check("steady: BiCGSTAB after the sweeps", krylov, "") == nil {
+			return nil, out.Stalled, nil
+		}
+		// BiCGSTAB does not fit: sweep on.
+		if out, err = s.run(ctx, target, opt.MaxIterations); err != nil {
+			return nil, "", err
+		}
+	}
+	if out.Stalled != "" {
+		return nil, "", fmt.Errorf("%w: Gauss-Seidel: %s (tolerance %.3g)", errNoProgress, out.Stalled, opt.Tolerance)
+	}
+	sol = &classSolution{pi: s.pi, method: MethodSweeps, iterations: out.Sweeps}
+	blocks := "one block"
+	if two {
+		blocks = "two blocks on two goroutines"
+	}
+	sol.reason = fmt.Sprintf("%d sweeps (%s) with %d corrections by aggregation over the components' local states; the throughputs' moves shrink by %.3g every %d sweeps, estimated error %.2g", out.Sweeps, blocks, s.corrections, out.Contraction, aggEvery, out.Estimate)
+	sol.est, sol.residual = s.finish(out.Estimate)
+	s.acc, s.buf = nil, nil
+	return sol, "", nil
+}
+
+// solveRefined solves a class by GTH (MethodDirect) or ILU(0)-BiCGSTAB
+// (MethodIterative) on its generator, with iterative refinement; BiCGSTAB
+// that cannot reach the tolerance on a class of at most maxDirectStates
+// states hands over to GTH when the method was not forced.
+func solveRefined(ctx context.Context, c *Chain, class []int32, method, reason string, opt SteadyOptions, budget *membudget.Budget) (*classSolution, error) {
 	classTransitions := int64(0)
 	for _, i := range class {
 		classTransitions += c.RowPtr[i+1] - c.RowPtr[i]
@@ -184,26 +415,9 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	if err != nil {
 		return nil, err
 	}
-	if g.n == 1 {
-		// Nothing to solve, and nothing to estimate: every throughput is
-		// a rate of the one state's self-loops, exactly.
-		res := &SteadyResult{Method: MethodDirect, ClosedStates: 1, Transient: ntransient, Pi: make([]float64, c.N), ThroughputError: map[string]float64{}}
-		res.Pi[class[0]] = 1
-		for k := c.RowPtr[class[0]]; k < c.RowPtr[class[0]+1]; k++ {
-			res.ThroughputError[c.S.Actions[c.Act[k]]] = 0
-		}
-		return res, nil
-	}
-	method := opt.Method
-	if method == MethodAuto {
-		method = MethodDirect
-		if g.n > opt.DirectLimit {
-			method = MethodIterative
-		}
-	}
 	var s steadySolver
 	if method == MethodDirect {
-		if err := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states", g.n), gthBytes(g.n), "--method bicgstab needs far less"); err != nil {
+		if err := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states", g.n), gthBytes(g.n), "--method gauss-seidel or bicgstab needs far less"); err != nil {
 			return nil, err
 		}
 		s, err = newGTH(ctx, g, nil)
@@ -232,6 +446,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		// The iterative method cannot vouch for its answer (extremely
 		// stiff chains); the direct one is slower but accurate on any
 		// chain, and the class fits in memory for it.
+		reason = fmt.Sprintf("%s, which could not reach the tolerance (%v): dense GTH instead", reason, err)
 		method = MethodDirect
 		if berr := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states (tried because %v)", g.n, err), gthBytes(g.n), ""); berr != nil {
 			return nil, berr
@@ -251,7 +466,7 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 		// Estimate again with the most probable states eliminated last,
 		// which makes the correction solves accurate on the rare states
 		// too (see gth), and keep the better-checked vector.
-		if err := budget.Check(fmt.Sprintf("steady: a second GTH matrix of %d states, for a better error estimate", g.n), gthBytes(g.n), "--method bicgstab needs far less"); err != nil {
+		if err := budget.Check(fmt.Sprintf("steady: a second GTH matrix of %d states, for a better error estimate", g.n), gthBytes(g.n), "--method gauss-seidel or bicgstab needs far less"); err != nil {
 			return nil, err
 		}
 		s2, err := newGTH(ctx, g, byDecreasing(p))
@@ -274,18 +489,13 @@ func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, er
 	if m := maxOf(est); !(m <= math.MaxFloat64) {
 		return nil, fmt.Errorf("%w: some throughput is 0 in float64 although its action is enabled in the closed class (the steady-state probabilities span more than float64 holds)", errNoProgress)
 	}
-	iters := s.iterations()
-	res := &SteadyResult{Method: method, Iterations: iters + steps, ClosedStates: g.n, Transient: ntransient}
-	res.Pi = make([]float64, c.N)
+	sol := &classSolution{method: method, reason: reason, iterations: s.iterations() + steps, est: est}
+	sol.pi = make([]float64, c.N)
 	for k, i := range class {
-		res.Pi[i] = p[k]
+		sol.pi[i] = p[k]
 	}
-	res.ThroughputError = est
-	for _, e := range est {
-		res.MaxThroughputError = math.Max(res.MaxThroughputError, e)
-	}
-	res.Residual = g.normResidual(p)
-	return res, nil
+	sol.residual = g.normResidual(p)
+	return sol, nil
 }
 
 func maxOf(m map[string]float64) float64 {
@@ -306,10 +516,35 @@ func byDecreasing(p []float64) []int32 {
 	return perm
 }
 
-// closedClass returns the states of the chain's only closed class, in
-// state order, and the number of transient states, or a
-// *NotIrreducibleError if there are several closed classes.
-func closedClass(c *Chain) ([]int32, int, error) {
+// classes are the closed classes of a chain and the labels that found
+// them.
+type classes struct {
+	comp   []int32 // strongly connected component of each state (sccs)
+	closed []bool  // per component: no transition leaves it
+	// classes lists the states of each closed class, increasing, the
+	// classes in the order of their first states.
+	classes [][]int32
+}
+
+// findClasses finds the closed classes of c. A chain that is one closed
+// class (irreducible: the common case) is recognised by reachOne, at a
+// fraction of Tarjan's cost (0.65 s of CPU on 705,894 states and 5.7M
+// transitions, measured on a loaded machine); then comp and closed are
+// nil and the one class lists every state.
+func findClasses(c *Chain, budget *membudget.Budget) (*classes, error) {
+	if err := budget.Check("steady: finding the closed classes", reachBytes(c.N), steadyHint); err != nil {
+		return nil, err
+	}
+	if c.N > 0 && reachOne(c) {
+		all := make([]int32, c.N)
+		for i := range all {
+			all[i] = int32(i)
+		}
+		return &classes{classes: [][]int32{all}}, nil
+	}
+	if err := budget.Check("steady: finding the closed classes (Tarjan)", sccBytes(c.N), steadyHint); err != nil {
+		return nil, err
+	}
 	comp, ncomp := sccs(c)
 	closed := make([]bool, ncomp)
 	for i := range closed {
@@ -322,30 +557,29 @@ func closedClass(c *Chain) ([]int32, int, error) {
 			}
 		}
 	}
-	nclosed := 0
-	the := int32(-1)
-	for ci, ok := range closed {
-		if ok {
-			nclosed++
-			the = int32(ci)
-		}
-	}
-	if nclosed > 1 {
-		return nil, 0, notIrreducible(c, comp, closed)
-	}
-	size := 0
+	size := make(map[int32]int)
+	var order []int32
 	for i := 0; i < c.N; i++ {
-		if comp[i] == the {
-			size++
+		if ci := comp[i]; closed[ci] {
+			if _, ok := size[ci]; !ok {
+				order = append(order, ci)
+			}
+			size[ci]++
 		}
 	}
-	class := make([]int32, 0, size)
+	cl := &classes{comp: comp, closed: closed}
+	at := make(map[int32]int, len(order))
+	for k, ci := range order {
+		at[ci] = k
+		cl.classes = append(cl.classes, make([]int32, 0, size[ci]))
+	}
 	for i := 0; i < c.N; i++ {
-		if comp[i] == the {
-			class = append(class, int32(i))
+		if ci := comp[i]; closed[ci] {
+			k := at[ci]
+			cl.classes[k] = append(cl.classes[k], int32(i))
 		}
 	}
-	return class, c.N - len(class), nil
+	return cl, nil
 }
 
 func notIrreducible(c *Chain, comp []int32, closed []bool) *NotIrreducibleError {
@@ -390,6 +624,70 @@ func Irreducible(c *Chain) error {
 		}
 	}
 	return notIrreducible(c, comp, closed)
+}
+
+// reachOnePasses bounds the marking passes of reachOne.
+const reachOnePasses = 24
+
+// reachOne reports whether every state of c can reach every other: state 0
+// reaches every state (a breadth-first search over a bitset, in the order
+// derivation numbered them) and every state reaches state 0 (marks spread
+// backwards along the transitions, in passes over the rows that alternate
+// direction, each marking a state with a marked successor). False when
+// either fails, or the passes still mark new states after reachOnePasses:
+// then the caller runs Tarjan.
+func reachOne(c *Chain) bool {
+	n := c.N
+	seen := make([]uint64, (n+63)/64)
+	has := func(i int32) bool { return seen[i>>6]>>(uint(i)&63)&1 != 0 }
+	set := func(i int32) { seen[i>>6] |= 1 << (uint(i) & 63) }
+	queue := make([]int32, 1, 1024)
+	set(0)
+	for k := 0; k < len(queue); k++ {
+		i := queue[k]
+		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+			if j := c.Col[e]; !has(j) {
+				set(j)
+				queue = append(queue, j)
+			}
+		}
+	}
+	if len(queue) != n {
+		return false
+	}
+	queue = nil
+	clear(seen)
+	set(0)
+	left := n - 1
+	for pass := 0; pass < reachOnePasses && left > 0; pass++ {
+		marked := 0
+		visit := func(i int) {
+			if has(int32(i)) {
+				return
+			}
+			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
+				if has(c.Col[e]) {
+					set(int32(i))
+					marked++
+					return
+				}
+			}
+		}
+		if pass%2 == 0 {
+			for i := n - 1; i >= 0; i-- {
+				visit(i)
+			}
+		} else {
+			for i := 0; i < n; i++ {
+				visit(i)
+			}
+		}
+		left -= marked
+		if marked == 0 {
+			return false // some state cannot reach state 0
+		}
+	}
+	return left == 0
 }
 
 // sccs labels the strongly connected components of the transition graph

@@ -91,18 +91,23 @@ func bigSteady(t *testing.T, c *Chain) map[string]float64 {
 	return out
 }
 
-// checkThroughputs solves c with both methods and compares every
+// checkThroughputs solves c with every method and compares every
 // throughput with want, relative to itself; it also checks that the error
 // estimate the solver reports is honest (the actual error is no more than
-// ten times the estimate plus a floor, see below). The direct method must solve every chain; the iterative one may
-// refuse, with an error saying it could not reach the tolerance, and
-// checkThroughputs reports whether it did.
+// ten times the estimate plus a floor, see below). The direct method must
+// solve every chain; the iterative one may refuse, with an error saying it
+// could not reach the tolerance, and checkThroughputs reports whether it
+// did. Gauss-Seidel may refuse too (stiff chains stall it; forced, it
+// sweeps up to 20,000 times): that is not reported.
 func checkThroughputs(t *testing.T, c *Chain, want map[string]float64, tol float64) (refused bool) {
 	t.Helper()
-	for _, method := range []string{MethodDirect, MethodIterative} {
-		res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+	for _, method := range []string{MethodDirect, MethodIterative, MethodSweeps} {
+		res, err := Steady(context.Background(), c, SteadyOptions{Method: method, MaxIterations: 20000})
 		if method == MethodIterative && errors.Is(err, errNoProgress) {
 			refused = true
+			continue
+		}
+		if method == MethodSweeps && errors.Is(err, errNoProgress) {
 			continue
 		}
 		if err != nil {
@@ -111,7 +116,7 @@ func checkThroughputs(t *testing.T, c *Chain, want map[string]float64, tol float
 		if res.Method != method {
 			t.Errorf("method %q, want %q", res.Method, method)
 		}
-		if method == MethodIterative && res.MaxThroughputError > 1e-12 {
+		if method != MethodDirect && res.MaxThroughputError > 1e-12 {
 			t.Errorf("%s: reported error %g above the default tolerance", method, res.MaxThroughputError)
 		}
 		for _, tp := range Throughputs(c, res.Pi) {
@@ -196,15 +201,18 @@ func TestBirthDeathStiff(t *testing.T) {
 				return
 			}
 			refused++
-			// Chosen automatically, the iterative method hands such a
-			// chain to the direct one.
+			// Chosen automatically above DirectLimit, the sweeps (or
+			// BiCGSTAB after them, or GTH after that) answer within their
+			// own estimate.
 			res, err := Steady(context.Background(), c, SteadyOptions{DirectLimit: 2})
-			if err != nil || res.Method != MethodDirect {
+			if err != nil {
 				t.Fatalf("auto after a refusal: %v", err)
 			}
 			for _, tp := range Throughputs(c, res.Pi) {
-				if w := want[tp.Action]; math.Abs(tp.Value-w) > 1e-8*w {
-					t.Errorf("auto: throughput(%s) = %g, want %g", tp.Action, tp.Value, w)
+				w := want[tp.Action]
+				rel := math.Abs(tp.Value-w) / w
+				if rel > 1e-8 || rel > 10*res.ThroughputError[tp.Action]+1e-13 {
+					t.Errorf("auto (%s: %s): throughput(%s) = %g, want %g (relative error %.3g, estimate %.3g)", res.Method, res.Reason, tp.Action, tp.Value, w, rel, res.ThroughputError[tp.Action])
 				}
 			}
 		})
@@ -271,8 +279,8 @@ func TestRandomStiff(t *testing.T) {
 		if len(c.Deadlocks) > 0 {
 			continue // a synchronised pair can block; TestDeadlock covers refusal
 		}
-		if _, _, err := closedClass(c); err != nil {
-			continue // or split into classes; TestClosedClasses covers that
+		if cl, _ := findClasses(c, nil); len(cl.classes) != 1 {
+			continue // or split into classes; absorption_test.go covers that
 		}
 		solved++
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
@@ -365,15 +373,15 @@ P0 <go> Q0`, DefaultOptions)
 	checkThroughputs(t, c, bigSteady(t, c), 1e-12)
 }
 
-// TestClosedClassesNamed: two closed classes are refused, each named by a
-// state's components.
+// TestClosedClassesNamed: two closed classes are refused under
+// SingleClass, each named by a state's components.
 func TestClosedClassesNamed(t *testing.T) {
 	c := derive(t, `
 P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 1.0).S;
 R = (d, 1.0).R2; R2 = (e, 1.0).R; S = (f, 1.0).S2; S2 = (g, 1.0).S;
 M = (m, 1.0).M2; M2 = (n, 2.0).M;
 P <> M`, DefaultOptions)
-	_, err := Steady(context.Background(), c, SteadyOptions{})
+	_, err := Steady(context.Background(), c, SteadyOptions{SingleClass: true})
 	var nie *NotIrreducibleError
 	if !errors.As(err, &nie) || len(nie.Closed) != 2 {
 		t.Fatalf("got %v, want two closed classes", err)

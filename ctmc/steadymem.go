@@ -14,6 +14,10 @@ const steadyHint = "the steady state needs the chain and several vectors over it
 // closed-class flags and list.
 func sccBytes(N int) int64 { return membudget.Bytes(int64(N), 38) }
 
+// reachBytes: reachOne's bitset and queue (at most 4 bytes and a bit a
+// state) and the one class's list of states (4).
+func reachBytes(N int) int64 { return membudget.Bytes(int64(N), 9) }
+
 // generatorBytes: the renumbering (4 bytes a chain state); exit rates, two
 // row-pointer arrays and the fill cursors (8 bytes a class state each);
 // the outgoing rates (8 bytes a transition) and the incoming sources and
@@ -43,4 +47,15 @@ func gthBytes(n int) int64 {
 // over the chain's states.
 func refineBytes(N, n int) int64 {
 	return membudget.Bytes(int64(n), 40) + membudget.Bytes(int64(N), 8)
+}
+
+// sweepBytes: Gauss-Seidel's probabilities and inflows over the chain's
+// states (8 bytes each), and the cross-block changes when the sweep is
+// cut in two.
+func sweepBytes(N int, twoBlocks bool) int64 {
+	per := int64(16)
+	if twoBlocks {
+		per = 24
+	}
+	return membudget.Bytes(int64(N), per)
 }

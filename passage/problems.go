@@ -130,7 +130,7 @@ func PluginPartProblem(c *ctmc.Chain, pi []float64, others float64, sourceAction
 
 // SteadyForPlugin solves the steady state that plug-in passages need.
 func SteadyForPlugin(ctx context.Context, c *ctmc.Chain) ([]float64, error) {
-	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: 1e-14})
+	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: 1e-14, SingleClass: true, StateProbabilities: true})
 	if err != nil {
 		return nil, fmt.Errorf("plug-in passage weights need the steady state: %w", err)
 	}

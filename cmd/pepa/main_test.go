@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -299,8 +300,8 @@ func TestPassageDecomposed(t *testing.T) {
 
 // TestSteadyAccuracyAndClasses: steady states the method and the error
 // estimate of every throughput, solves a chain with a transient start-up
-// state (closed form: fail fires at 0.1 * 2/2.1), and refuses two closed
-// classes naming a state of each.
+// state (closed form: fail fires at 0.1 * 2/2.1) by every method, and
+// solves two closed classes from the initial state (closed form below).
 func TestSteadyAccuracyAndClasses(t *testing.T) {
 	model := writeTemp(t, "boot.pepa", "Start = (boot, 1.0).Up; Up = (fail, 0.1).Down; Down = (repair, 2.0).Up; Start\n")
 	code, out, stderr := runPepa(t, "", "steady", model)
@@ -308,7 +309,7 @@ func TestSteadyAccuracyAndClasses(t *testing.T) {
 		!strings.Contains(out, "solver:   GTH state reduction (direct)") || !strings.Contains(out, "accuracy: estimated error of every throughput at most") {
 		t.Fatalf("text: exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, method := range []string{"gth", "bicgstab"} {
+	for _, method := range []string{"gth", "bicgstab", "gauss-seidel"} {
 		code, out, stderr = runPepa(t, "", "steady", "--format", "json", "--method", method, model)
 		if code != exitOK {
 			t.Fatalf("json %s: exit %d: %s", method, code, stderr)
@@ -346,9 +347,42 @@ func TestSteadyAccuracyAndClasses(t *testing.T) {
 	if code, _, stderr = runPepa(t, "", "steady", "--method", "lu", model); code != exitUsage {
 		t.Errorf("--method lu: exit %d: %s", code, stderr)
 	}
-	two := writeTemp(t, "two.pepa", "P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 1.0).S; R = (d, 1.0).R; S = (e, 1.0).S2; S2 = (f, 1.0).S; P\n")
-	code, _, stderr = runPepa(t, "", "steady", two)
-	if code != exitInvalid || !strings.Contains(stderr, "2 closed classes") || !strings.Contains(stderr, "such as (R)") || !strings.Contains(stderr, "such as (S)") {
-		t.Errorf("two classes: exit %d: %s", code, stderr)
+	// From Q the chain ends in R (rate 1) or in the cycle S, S2 (rate 3):
+	// R with probability 1/4, then S and S2 in the ratio 2:1, so pi =
+	// (0, 0, 1/4, 1/2, 1/4) and d, e, f fire at 1/4, 1/2, 1/2.
+	two := writeTemp(t, "two.pepa", "P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 3.0).S; R = (d, 1.0).R; S = (e, 1.0).S2; S2 = (f, 2.0).S; P\n")
+	code, out, stderr = runPepa(t, "", "steady", two)
+	if code != exitOK || !strings.Contains(out, "2 closed classes (3 states), 2 transient states") || !regexp.MustCompile(`(?m)^  1 +1 +0\.25 +\(R\) +2$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  2 +2 +0\.75 +\(S\) +3 4$`).MatchString(out) {
+		t.Errorf("two classes: exit %d:\n%s\n%s", code, out, stderr)
+	}
+	code, out, _ = runPepa(t, "", "steady", "--format", "csv", two)
+	if code != exitOK || !strings.Contains(out, "\nclass_probability,,R,0.25\n") || !strings.Contains(out, "\nclass_probability,,S,0.75\n") {
+		t.Errorf("two classes, csv: exit %d\n%s", code, out)
+	}
+	code, out, stderr = runPepa(t, "", "steady", "--format", "json", two)
+	var res struct {
+		Throughput []struct {
+			Action     string  `json:"action"`
+			Throughput float64 `json:"throughput"`
+		} `json:"throughput"`
+		Classes []struct {
+			Name        string  `json:"name"`
+			States      []int   `json:"states"`
+			Probability float64 `json:"probability"`
+		} `json:"closed_classes"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != exitOK || err != nil {
+		t.Fatalf("two classes, json: exit %d, %v: %s", code, err, stderr)
+	}
+	if len(res.Classes) != 2 || res.Classes[0].Name != "R" || math.Abs(res.Classes[0].Probability-0.25) > 1e-15 ||
+		res.Classes[1].Name != "S" || len(res.Classes[1].States) != 2 || math.Abs(res.Classes[1].Probability-0.75) > 1e-15 {
+		t.Errorf("two classes, json: %+v", res.Classes)
+	}
+	want := map[string]float64{"a": 0, "b": 0, "c": 0, "d": 0.25, "e": 0.5, "f": 0.5}
+	for _, tp := range res.Throughput {
+		if math.Abs(tp.Throughput-want[tp.Action]) > 1e-15 {
+			t.Errorf("two classes: throughput(%s) = %g, want %g", tp.Action, tp.Throughput, want[tp.Action])
+		}
 	}
 }

@@ -39,7 +39,12 @@
 //   - Self-loops are kept as transitions (for throughputs and action-ended
 //     passages) and left out of the generator's diagonal bookkeeping.
 //   - Numerical work is dense and direct: GTH elimination for the steady
-//     state, subtraction-free elimination for mean passage times, and for
+//     state of each closed class; with several closed classes, the
+//     long-run distribution from the initial state weighs each class by
+//     the probability of ending in it, by state reduction of the
+//     transient states into state 0's rates to the classes (Absorption,
+//     subtraction-free, a method of its own: ctmc solves expected times);
+//     subtraction-free elimination for mean passage times, and for
 //     passage CDFs the scaling and squaring of the dense generator's
 //     exponential (up to DenseLimit states) or, on larger chains, Taylor
 //     substeps on the sparse rows with the generator shifted to be

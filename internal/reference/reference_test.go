@@ -106,13 +106,21 @@ func TestApparentRate(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	m, _ := lang.Load("t.pepa", []byte("P = (a, 1.0).P1 + (b, 1.0).P2; P1 = (c, 1.0).P1; P2 = (d, 1.0).P2; P"))
+	m, _ := lang.Load("t.pepa", []byte("S = (a, 1.0).P; P = (b, 1.0).P1 + (e, 3.0).P2; P1 = (c, 2.0).P1; P2 = (d, 1.0).P3; P3 = (f, 4.0).P2; S"))
 	c, err := Derive(context.Background(), m, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Steady(); !errors.Is(err, ErrNoSteadyState) {
+	// Two closed classes, solved from the initial state: P1 with
+	// probability 1/4, the cycle P2, P3 with 3/4 split 4:1.
+	if pi, err := c.Steady(); err != nil {
 		t.Errorf("two closed classes: err = %v", err)
+	} else {
+		tp := c.Throughputs(pi)
+		near(t, "c", tp["c"], 0.25*2, 1e-15)
+		near(t, "d", tp["d"], 0.75*0.8*1, 1e-15)
+		near(t, "f", tp["f"], 0.75*0.2*4, 1e-15)
+		near(t, "b", tp["b"], 0, 0)
 	}
 	m, _ = lang.Load("t.pepa", []byte("P = (a, 1.0).P2; P2 = (b, 1.0).P2; Q = (a, 1.0).Q1; Q1 = (c, 1.0).Q1; P <a> Q"))
 	c, err = Derive(context.Background(), m, Options{})

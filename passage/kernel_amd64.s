@@ -315,3 +315,138 @@ bend:
 bdone:
 	VZEROUPPER
 	RET
+
+// func fusedRows8AVX2(a *rowArgs)
+//
+// commonRows8AVX2 and specialRows8AVX2 in one pass over rows a.lo..a.hi-1
+// of one group: each row's common part, then its special entries, target
+// lanes and live lanes, the very operations of commonRows8Go followed by
+// specialRows8Go in their order. The row is stored once, with
+// non-temporal stores: y is written whole every step and read only in
+// the next, so its lines need not be fetched into the cache first (that
+// fetch was a quarter of a step's memory traffic). y must be 32-byte
+// aligned (the caller checks). SFENCE at the end orders the stores
+// before whatever the caller does next.
+TEXT ·fusedRows8AVX2(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), DI
+	MOVQ rowArgs_sink(DI), R8
+	VMOVUPD (R8), Y6
+	VMOVUPD 32(R8), Y7
+	MOVQ rowArgs_rest(DI), R8
+	VMOVUPD (R8), Y8
+	VMOVUPD 32(R8), Y9
+	MOVQ rowArgs_y(DI), R8
+	MOVQ rowArgs_v(DI), SI
+	MOVQ rowArgs_cPtr(DI), R9
+	MOVQ rowArgs_cSrc(DI), R10
+	MOVQ rowArgs_cIdx(DI), R11
+	MOVQ rowArgs_val(DI), R12
+	MOVQ rowArgs_rowBytes(DI), R13
+	MOVQ rowArgs_lo(DI), CX
+	CMPQ CX, rowArgs_hi(DI)
+	JGE  fdone
+	MOVQ CX, AX
+	IMULQ R13, AX         // AX: byte offset of row j
+
+frow:
+	MOVQ rowArgs_diag(DI), DX
+	VBROADCASTSD (DX)(CX*8), Y0
+	VMULPD (SI)(AX*1), Y0, Y1
+	VMULPD 32(SI)(AX*1), Y0, Y2
+	MOVL (R9)(CX*4), BX   // BX: entry e = cPtr[j]
+	MOVL 4(R9)(CX*4), R15 // R15: cPtr[j+1]
+	CMPQ BX, R15
+	JAE  fspecial
+
+fentry:
+	MOVWQZX (R11)(BX*2), R14
+	VBROADCASTSD (R12)(R14*8), Y3
+	MOVL (R10)(BX*4), R14 // source state (non-negative, zero-extended)
+	IMULQ R13, R14
+	VMULPD (SI)(R14*1), Y3, Y4
+	VADDPD Y4, Y1, Y1
+	VMULPD 32(SI)(R14*1), Y3, Y5
+	VADDPD Y5, Y2, Y2
+	INCQ BX
+	CMPQ BX, R15
+	JB   fentry
+
+fspecial:
+	MOVQ rowArgs_sPtr(DI), DX
+	MOVL (DX)(CX*4), BX   // BX: entry e = sPtr[j]
+	MOVL 4(DX)(CX*4), R15 // R15: sPtr[j+1]
+	CMPQ BX, R15
+	JAE  ffinish
+
+fsentry:
+	MOVQ rowArgs_sIdx(DI), R14
+	MOVWQZX (R14)(BX*2), R14
+	VBROADCASTSD (R12)(R14*8), Y3
+	MOVQ rowArgs_sSrc(DI), R14
+	MOVL (R14)(BX*4), R14
+	IMULQ R13, R14
+	VMULPD (SI)(R14*1), Y3, Y4   // t = x*v[src]
+	VMULPD 32(SI)(R14*1), Y3, Y5
+	MOVQ BX, DX
+	IMULQ rowArgs_groups(DI), DX
+	MOVQ rowArgs_sMask(DI), R14
+	MOVBQZX (R14)(DX*1), DX
+	SHLQ $6, DX
+	LEAQ ·keepLane(SB), R14
+	VMULPD (R14)(DX*1), Y4, Y10  // k = t*keep
+	VMULPD 32(R14)(DX*1), Y5, Y11
+	VADDPD Y10, Y1, Y1           // acc += k
+	VADDPD Y11, Y2, Y2
+	VSUBPD Y10, Y4, Y4           // sink += t - k
+	VSUBPD Y11, Y5, Y5
+	VADDPD Y4, Y6, Y6
+	VADDPD Y5, Y7, Y7
+	INCQ BX
+	CMPQ BX, R15
+	JB   fsentry
+
+ffinish:
+	MOVQ rowArgs_zero(DI), R14
+	TESTQ R14, R14
+	JZ   flive
+	MOVQ CX, DX
+	IMULQ rowArgs_groups(DI), DX
+	MOVBQZX (R14)(DX*1), DX
+	SHLQ $6, DX
+	LEAQ ·takeLane(SB), R14
+	VMULPD (R14)(DX*1), Y1, Y10  // sink += acc*take
+	VMULPD 32(R14)(DX*1), Y2, Y11
+	VADDPD Y10, Y6, Y6
+	VADDPD Y11, Y7, Y7
+	LEAQ ·keepLane(SB), R14
+	VMULPD (R14)(DX*1), Y1, Y1   // acc *= keep
+	VMULPD 32(R14)(DX*1), Y2, Y2
+
+flive:
+	MOVQ rowArgs_live(DI), R14
+	MOVQ CX, DX
+	IMULQ rowArgs_groups(DI), DX
+	MOVBQZX (R14)(DX*1), DX
+	SHLQ $6, DX
+	LEAQ ·takeLane(SB), R14
+	VMULPD (R14)(DX*1), Y1, Y10  // rest += acc*take
+	VMULPD 32(R14)(DX*1), Y2, Y11
+	VADDPD Y10, Y8, Y8
+	VADDPD Y11, Y9, Y9
+	VMOVNTPD Y1, (R8)(AX*1)
+	VMOVNTPD Y2, 32(R8)(AX*1)
+	ADDQ R13, AX
+	INCQ CX
+	CMPQ CX, rowArgs_hi(DI)
+	JLT  frow
+
+fdone:
+	SFENCE
+	MOVQ rowArgs_sink(DI), R14
+	VMOVUPD Y6, (R14)
+	VMOVUPD Y7, 32(R14)
+	MOVQ rowArgs_rest(DI), R14
+	VMOVUPD Y8, (R14)
+	VMOVUPD Y9, 32(R14)
+	VZEROUPPER
+	RET

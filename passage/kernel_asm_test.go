@@ -12,8 +12,9 @@ import (
 	"pepa/lang"
 )
 
-// TestAssemblyKernelExact: the assembly step (commonRows8AVX2 and
-// specialRows8AVX2 for blocks of passages, step1AVX for one) gives bit for bit the step of the Go loops it
+// TestAssemblyKernelExact: the assembly step (fusedRows8AVX2, and
+// commonRows8AVX2 then specialRows8AVX2, for blocks of passages; step1AVX
+// for one) gives bit for bit the step of the Go loops it
 // replaces, on random models (self-loops, target self-loops, passive
 // partners, states as targets), with 1, 8 and 13 passages (one and two
 // groups of lanes), whole and split into ranges of rows that do not fall
@@ -76,19 +77,20 @@ func TestAssemblyKernelExact(t *testing.T) {
 				v[i] = r.Float64() / float64(c.N)
 			}
 			split := 1 + r.Intn(c.N)
-			run := func(asm bool) ([]float64, []float64, []float64) {
-				defer func(was bool) { commonRowsAsm = was }(commonRowsAsm)
-				commonRowsAsm = asm
-				y := make([]float64, len(v))
+			run := func(kernel int) ([]float64, []float64, []float64) {
+				defer useKernel(kernel)()
+				y := alignedFloats(len(v))
 				sink, rest := make([]float64, k.lanes), make([]float64, k.lanes)
 				k.step(v, y, 0, split, sink, rest)
 				k.step(v, y, split, c.N, sink, rest)
 				return y, sink, rest
 			}
-			y1, s1, r1 := run(true)
-			y2, s2, r2 := run(false)
-			if !sameBits(y1, y2) || !sameBits(s1, s2) || !sameBits(r1, r2) {
-				t.Fatalf("seed %d, %d passages: the assembly step differs from the Go step\n%s", seed, len(block), m.Source)
+			yg, sg, rg := run(goKernel)
+			for _, kernel := range []int{fusedKernel, twoPassKernel} {
+				y, s, rs := run(kernel)
+				if !sameBits(y, yg) || !sameBits(s, sg) || !sameBits(rs, rg) {
+					t.Fatalf("seed %d, %d passages: the assembly step (%s) differs from the Go step\n%s", seed, len(block), kernelNames[kernel], m.Source)
+				}
 			}
 			checked++
 		}
@@ -117,18 +119,38 @@ func bigChainExact(t *testing.T, c *ctmc.Chain, probs []Problem, r *rand.Rand) {
 	for i := range v {
 		v[i] = r.Float64()
 	}
-	var ys [2][]float64
-	for i, asm := range []bool{true, false} {
-		commonRowsAsm = asm
-		ys[i] = make([]float64, len(v))
+	var ys [3][]float64
+	for _, kernel := range []int{goKernel, fusedKernel, twoPassKernel} {
+		restore := useKernel(kernel)
+		ys[kernel] = alignedFloats(len(v))
 		for lo := 0; lo < c.N; lo += rowBlock {
-			k.step(v, ys[i], lo, min(lo+rowBlock, c.N), make([]float64, k.lanes), make([]float64, k.lanes))
+			k.step(v, ys[kernel], lo, min(lo+rowBlock, c.N), make([]float64, k.lanes), make([]float64, k.lanes))
+		}
+		restore()
+	}
+	for _, kernel := range []int{fusedKernel, twoPassKernel} {
+		if !sameBits(ys[kernel], ys[goKernel]) {
+			t.Fatalf("20/5 mapping, %d passages: the assembly step (%s) differs from the Go step", len(probs), kernelNames[kernel])
 		}
 	}
-	commonRowsAsm = true
-	if !sameBits(ys[0], ys[1]) {
-		t.Fatalf("20/5 mapping, %d passages: the assembly step differs from the Go step", len(probs))
-	}
+}
+
+// The step's kernels for blocks of passages: the Go loops, the assembly
+// in one pass (fusedRows8AVX2), and in two (commonRows8AVX2 then
+// specialRows8AVX2).
+const (
+	goKernel = iota
+	fusedKernel
+	twoPassKernel
+)
+
+var kernelNames = []string{"Go", "one pass", "two passes"}
+
+// useKernel selects a kernel and returns what restores the previous one.
+func useKernel(kernel int) (restore func()) {
+	common, fused := commonRowsAsm, fusedRowsAsm
+	commonRowsAsm, fusedRowsAsm = kernel != goKernel, kernel == fusedKernel
+	return func() { commonRowsAsm, fusedRowsAsm = common, fused }
 }
 
 func sameBits(a, b []float64) bool {

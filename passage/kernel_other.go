@@ -27,3 +27,14 @@ func step1Asm(a *step1Args, k *kernel, cIdx, sIdx []uint16, v, y []float64) {
 func backwardRows(rowPtr []int64, col []int32, idx []uint16, val, d, s, u, y []float64, lo, hi int) {
 	backwardRowsGo(rowPtr, col, idx, val, d, s, u, y, lo, hi)
 }
+
+// fusedRowsAsm: there is no assembly kernel on this architecture.
+var fusedRowsAsm = false
+
+// alignedForStreaming: never used here (fusedRowsAsm is false).
+func alignedForStreaming(y []float64) bool { return false }
+
+// fusedRows8 is never called here (fusedRowsAsm is false).
+func fusedRows8(a *rowArgs, k *kernel, g int, y, v []float64, cIdx, sIdx []uint16) {
+	panic("passage: no assembly kernel on this architecture")
+}

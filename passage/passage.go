@@ -7,9 +7,12 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"pepa/ctmc"
 	"pepa/internal/membudget"
@@ -74,6 +77,13 @@ type Options struct {
 	// still incomplete after them, is returned as it is (Complete false,
 	// every CDF up to the horizon exact), not as an error.
 	ExtraSteps int
+	// Quantiles, with a Horizon and without Complete, are probabilities
+	// whose quantiles will be asked (Result.Quantile): past the horizon
+	// a passage's series runs on until its CDF reaches the largest of
+	// them, and no further (then ExtraSteps may run it on), instead of
+	// to completion. Quantiles above what the passage reaches by the end
+	// of its series still need the complete series.
+	Quantiles []float64
 	// Backward asks for the backward iteration (backward.go) wherever it
 	// applies (one passage, a horizon, no Complete, no ExtraSteps), not
 	// only on chains of a million transitions or more. The values are
@@ -271,28 +281,33 @@ func clamp01(x float64) float64 { return math.Min(1, math.Max(0, x)) }
 
 // Quantile returns the smallest t with CDF(t) >= p, to within a relative
 // 1e-9 (and the CDF's own Epsilon): safeguarded Newton steps with the
-// density inside a bisection bracket. The result must be Complete. It returns
-// +Inf if the passage reaches its target with probability below p.
+// density inside a bisection bracket. The result must be Complete, or its
+// CDF must reach p within the series (Options.Quantiles); else the error
+// is ErrBeyondHorizon. It returns +Inf if the passage reaches its target
+// with probability below p.
 func (r *Result) Quantile(p float64) (float64, error) {
 	if !(p > 0 && p < 1) {
 		return 0, fmt.Errorf("quantile %g must be in (0, 1)", p)
 	}
-	if !r.Complete {
-		return 0, fmt.Errorf("quantiles need the complete passage distribution")
-	}
 	if r.dense != nil {
 		return r.dense.quantile(p, r.Absorbed[len(r.Absorbed)-1], r.Epsilon), nil
 	}
-	if r.absorbedAt(len(r.Absorbed)) < p-r.Epsilon {
+	limit := math.Inf(1) // the largest t whose CDF and density the series gives
+	if !r.Complete {
+		limit = r.knownUntil()
+	} else if r.absorbedAt(len(r.Absorbed)) < p-r.Epsilon {
 		return math.Inf(1), nil
 	}
 	cdf := func(t float64) float64 { v, _ := r.CDF(t); return v }
 	if cdf(0) >= p {
 		return 0, nil
 	}
-	hi := 1 / r.Q
+	hi := math.Min(1/r.Q, limit)
 	for cdf(hi) < p {
-		hi *= 2
+		if hi >= limit {
+			return 0, fmt.Errorf("%w: the %g-quantile is past t = %g, where the series ends (%d steps)", ErrBeyondHorizon, p, limit, r.Iterations())
+		}
+		hi = math.Min(2*hi, limit)
 		if hi > 1e15/r.Q {
 			return math.Inf(1), nil
 		}
@@ -327,6 +342,46 @@ func (r *Result) Quantile(p float64) (float64, error) {
 	}
 	return hi, nil
 }
+
+// knownUntil is the largest t (to a relative 1e-12) whose CDF and
+// density an incomplete series gives: the Poisson right truncation point
+// of q*t, plus one for the density, within the steps taken.
+func (r *Result) knownUntil() float64 {
+	have := len(r.Absorbed) - 2 // the truncation point may be at most this
+	fits := func(l float64) bool {
+		right, err := PoissonRight(l, r.Epsilon/2)
+		return err == nil && right <= have
+	}
+	if have < 0 || !fits(0) {
+		return 0
+	}
+	lo, hi := 0.0, float64(have)+1 // the right point is at least the mode
+	for hi-lo > 1e-12*hi {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo / r.Q
+}
+
+// reaches reports whether the CDF, at the latest time the series gives
+// (knownUntil), is at least p: the p-quantile is then within the series.
+func (r *Result) reaches(p float64) bool {
+	if r.Complete {
+		return true
+	}
+	v, err := r.CDF(r.knownUntil())
+	return err == nil && v >= p
+}
+
+// quantileCheck is how many steps apart a passage's series checks
+// whether its CDF has reached the largest quantile asked
+// (Options.Quantiles): a check costs a few hundred operations, against
+// a sweep of the whole chain for a step.
+const quantileCheck = 8
 
 // Solve computes several passages over one chain in a single sweep of the
 // matrix per step: the passages' vectors are stored interleaved, so each
@@ -427,7 +482,8 @@ func solveAll(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, op
 		}
 		return []*Result{r}, true, nil
 	}
-	single := len(probs) == 1 && !opt.Complete
+	// (Quantiles past the horizon need the forward series, which can run on.)
+	single := len(probs) == 1 && !opt.Complete && len(opt.Quantiles) == 0
 	if single && opt.ExtraSteps == 0 && (opt.Backward || len(c.Col) >= backwardMinTransitions) {
 		if rs, ok, err := backward(); ok || err != nil {
 			return rs, err
@@ -600,7 +656,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, L), solveHint); err != nil {
 		return nil, err
 	}
-	v := make([]float64, n*L)
+	v := alignedFloats(n * L)
 	for p, pr := range probs {
 		for i, x := range pr.Alpha {
 			if pr.TargetStates == nil || !pr.TargetStates[i] {
@@ -621,19 +677,33 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	if memSteps := int(min(budget.Left()/int64(32*P), math.MaxInt32)); memSteps < stepCap {
 		stepCap, memCapped = max(memSteps, 1), true
 	}
-	kmax, known := stepCap, false
-	horizonEnd := 0 // the step where the horizon's series ends, when ExtraSteps may run on
+	// Without Complete a passage needs its series up to the horizon's
+	// end (hEnd), then, if Quantiles are asked, until its CDF reaches the
+	// largest of them (checked every quantileCheck steps: Quantile finds
+	// them without the rest of the series), and then may run on for
+	// ExtraSteps more steps for its mean. until[p] is the last step
+	// passage p needs, once decided.
+	hEnd := -1 // Complete: every passage runs until its absorbable mass is below Epsilon/2
 	if !opt.Complete {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err
 		}
-		if right < stepCap {
-			kmax, known = right+1, true
-			if opt.ExtraSteps > 0 {
-				horizonEnd, kmax = kmax, min(stepCap, kmax+opt.ExtraSteps)
-			}
+		hEnd = right + 1
+	}
+	pmax := 0.0 // the largest quantile to find past the horizon
+	if hEnd >= 0 {
+		for _, x := range opt.Quantiles {
+			pmax = math.Max(pmax, x)
 		}
+	}
+	kmax, known := stepCap, false
+	if hEnd >= 0 && pmax == 0 && hEnd <= stepCap {
+		kmax, known = min(stepCap, hEnd+opt.ExtraSteps), true
+	}
+	until := make([]int, P)
+	for p := range until {
+		until[p] = math.MaxInt
 	}
 	progressMax := 0
 	if known {
@@ -648,7 +718,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			done[p], r.Complete = true, true
 		}
 	}
-	y := make([]float64, n*L)
+	y := alignedFloats(n * L)
 	nblocks := (n + rowBlock - 1) / rowBlock
 	sinkPart := make([]float64, nblocks*L)
 	restPart := make([]float64, nblocks*L)
@@ -688,33 +758,64 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			r.Rest = rs
 			if rs <= opt.Epsilon/2 {
 				done[p], r.Complete = true, true
+				continue
 			}
-		}
-		if step == horizonEnd {
-			for p, r := range results {
-				done[p] = done[p] || !r.worthRunningOn(opt.ExtraSteps)
+			if hEnd < 0 || step < hEnd {
+				continue
 			}
+			if until[p] == math.MaxInt {
+				if pmax > 0 && (step-hEnd)%quantileCheck != 0 {
+					continue
+				}
+				if pmax > 0 && !r.reaches(pmax) {
+					continue
+				}
+				until[p] = step
+				if opt.ExtraSteps > 0 && r.worthRunningOn(opt.ExtraSteps) {
+					until[p] = step + opt.ExtraSteps
+				}
+			}
+			done[p] = step >= until[p]
 		}
 	}
 	steps := 0
-	for _, r := range results {
+	each := make([]string, P)
+	for p, r := range results {
 		steps = max(steps, r.Iterations())
+		each[p] = strconv.Itoa(r.Iterations())
 	}
-	opt.stage("CDF steps", fmt.Sprintf("%d steps, %d passages", steps, P))
-	if !known {
-		for p, r := range results {
-			if !r.Complete && memCapped {
+	detail := fmt.Sprintf("%d steps, %d passages", steps, P)
+	if P > 1 {
+		detail += " (" + strings.Join(each, ", ") + ")"
+	}
+	opt.stage("CDF steps", detail)
+	for p, r := range results {
+		// What a passage needs is there when its series is complete or
+		// its last step was decided (the horizon reached, the quantiles
+		// found); else the step cap stopped it.
+		if !r.Complete && until[p] == math.MaxInt {
+			if memCapped {
 				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, kmax), membudget.Bytes(int64(kmax), int64(32*P)), solveHint); err != nil {
 					return nil, err
 				}
 			}
-			if !r.Complete {
-				return nil, fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
-					ErrTooManySteps, p, r.Rest, kmax, q, float64(kmax)/q, opt.Epsilon/2)
-			}
+			return nil, fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
+				ErrTooManySteps, p, r.Rest, r.Iterations(), q, float64(r.Iterations())/q, opt.Epsilon/2)
 		}
 	}
 	return results, nil
+}
+
+// alignedFloats makes n float64s whose first is 64-byte aligned (a row of
+// 8 lanes is then one cache line, and the one-pass kernel can stream its
+// rows out: alignedForStreaming).
+func alignedFloats(n int) []float64 {
+	s := make([]float64, n+8)
+	skip := 0
+	for skip < 8 && uintptr(unsafe.Pointer(&s[skip]))%64 != 0 {
+		skip++
+	}
+	return s[skip : skip+n : skip+n]
 }
 
 func allTrue(b []bool) bool {
@@ -1144,15 +1245,26 @@ func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 	L := k.lanes
 	cIdx16, short := any(cIdx).([]uint16)
 	sIdx16, _ := any(sIdx).([]uint16)
-	for c0 := lo; c0 < hi; c0 += rowChunk {
-		c1 := min(c0+rowChunk, hi)
+	// In one pass a row is stored once, from the registers: no need to
+	// keep rows in the cache between the two parts, so one group takes
+	// its whole range at a time; several groups still go a chunk at a
+	// time, so that the chunk's entries, read once a group, stay cached.
+	fused := short && commonRowsAsm && fusedRowsAsm && alignedForStreaming(y)
+	chunk := rowChunk
+	if fused && G == 1 {
+		chunk = hi - lo
+	}
+	for c0 := lo; c0 < hi; c0 += chunk {
+		c1 := min(c0+chunk, hi)
 		for g := 0; g < G; g++ {
 			off := 8 * g
 			a := rowArgs{
 				lo: c0, hi: c1, rowBytes: 8 * L, groups: G,
 				sink: (*[8]float64)(sk[off : off+8]), rest: (*[8]float64)(rs[off : off+8]),
 			}
-			if short {
+			if fused {
+				fusedRows8(&a, k, g, y[off:], v[off:], cIdx16, sIdx16)
+			} else if short {
 				commonRows8(y[off:], v[off:], k.diag, k.cPtr, k.cSrc, cIdx16, k.val, c0, c1, L)
 				specialRows8(&a, k, g, y[off:], v[off:], sIdx16)
 			} else {
@@ -1171,6 +1283,10 @@ func step8[I uint16 | uint32](k *kernel, cIdx, sIdx []I, v, y []float64, lo, hi 
 // read from go_asm.h). The mask pointers are offset by the group.
 type rowArgs struct {
 	y, v     *float64
+	diag     *float64 // the common part's arrays: fusedRows8 only
+	cPtr     *uint32
+	cSrc     *int32
+	cIdx     *uint16
 	sPtr     *uint32
 	sSrc     *int32
 	sIdx     *uint16

@@ -62,16 +62,22 @@ type AnalyzeOptions struct {
 // Analyze may take the mean from the series run on past the horizon
 // rather than from the linear solve: it does when the series is predicted
 // (Result.StepsToComplete) to end within seriesMeanExtraSteps more steps,
-// about what the linear solve costs. Measured on mapping models' product
-// chains from 5.7M to 52.7M transitions (P(F <= 45) of the last machine,
-// load average 5-6 on 2 cores), the linear solve cost as much as 106-324
-// steps of the series, where running on to completion took 415-620 more
-// (predicted as 412-710): there it is not run on. A variable so that
-// tests can send small chains this way; the cap is in steps, so a faster
-// step raises it.
+// about what the linear solve costs. Measured again with the assembly
+// step (one passage up to t = 45 on the mapping models' product chains,
+// 28/7: 5.66M transitions, 32/8: 52.7M; both cores; the time of the
+// solve divided by that of a step of the same run), the linear solve cost
+// as much as 118 and 308 steps (28/7, machines 1 and 7), 299 and 534
+// (32/8, machines 1 and 8), where running on to completion took 661, 623,
+// 753 and 455 more steps (predicted as 608, 710, 750 and 461). A cap of
+// 500 picks the cheaper way for all four: the solve where the series
+// needs 600 more steps or more, the series for 32/8's machine 8 (455
+// steps against a solve worth 534). The solve's cost in steps varies
+// fourfold between chains, and the cap is its typical value, not a
+// prediction for each chain. A variable so that tests can send small
+// chains this way.
 var (
 	seriesMeanTransitions int64 = 5_000_000
-	seriesMeanExtraSteps        = 200
+	seriesMeanExtraSteps        = 500
 )
 
 // Point is the distribution at one time of the grid.

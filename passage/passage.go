@@ -806,6 +806,11 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	return results, nil
 }
 
+// specialAhead is how many special entries ahead the one-pass kernel
+// fetches a source's row (fusedRows8AVX2); sSrc has room for that many
+// more entries past its end, zeros.
+const specialAhead = 32
+
 // alignedFloats makes n float64s whose first is 64-byte aligned (a row of
 // 8 lanes is then one cache line, and the one-pass kernel can stream its
 // rows out: alignedForStreaming).
@@ -887,7 +892,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	}
 	k.cPtr[n], k.sPtr[n] = cRun, sRun
 	k.cSrc = make([]int32, k.cPtr[n])
-	k.sSrc, k.sMask = make([]int32, k.sPtr[n]), make([]uint8, int(k.sPtr[n])*G)
+	k.sSrc, k.sMask = make([]int32, int(k.sPtr[n])+specialAhead)[:k.sPtr[n]], make([]uint8, int(k.sPtr[n])*G)
 	idx16, idx32, table := rateIndices(c)
 	k.val = make([]float64, len(table))
 	for i, r := range table {

@@ -294,3 +294,68 @@ func BenchmarkFlat32x8(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKernelOrder times one step of the seven passages of the 28/7
+// mapping chain (one group of 8 lanes, both cores) with the kernel's rows
+// in the derivation's breadth-first numbering and renumbered
+// (localityOrder), and building each kernel.
+func BenchmarkKernelOrder(b *testing.B) {
+	c := benchChain(b, 28, 7)
+	var probs []Problem
+	for _, acts := range testmodels.LastActions(28, 7) {
+		probs = append(probs, InitialProblem(c, actions(b, c, acts...)))
+	}
+	q := UniformizationRate(c, probs)
+	nblocks := (c.N + rowBlock - 1) / rowBlock
+	pool := newPool(nblocks)
+	defer pool.close()
+	for _, renumber := range []bool{false, true} {
+		name := "breadth-first"
+		if renumber {
+			name = "renumbered"
+		}
+		withOrder := func(f func()) {
+			was := localityMinStates
+			if !renumber {
+				localityMinStates = math.MaxInt
+			}
+			defer func() { localityMinStates = was }()
+			f()
+		}
+		b.Run(name+"-build", func(b *testing.B) {
+			withOrder(func() {
+				for i := 0; i < b.N; i++ {
+					if _, err := buildKernel(c, probs, q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+		var k *kernel
+		withOrder(func() {
+			var err error
+			if k, err = buildKernel(c, probs, q); err != nil {
+				b.Fatal(err)
+			}
+		})
+		if (k.pos != nil) != renumber {
+			b.Fatalf("renumbered %v, want %v", k.pos != nil, renumber)
+		}
+		L := k.lanes
+		nnz := float64(k.cPtr[c.N] + k.sPtr[c.N])
+		v, y := alignedFloats(c.N*L), alignedFloats(c.N*L)
+		for i := range v {
+			v[i] = 1 / float64(c.N)
+		}
+		b.Run(name+"-step", func(b *testing.B) {
+			sink, rest := make([]float64, nblocks*L), make([]float64, nblocks*L)
+			for i := 0; i < b.N; i++ {
+				pool.run(func(blk int) {
+					k.step(v, y, blk*rowBlock, min((blk+1)*rowBlock, c.N), sink[blk*L:(blk+1)*L], rest[blk*L:(blk+1)*L])
+				})
+				v, y = y, v
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/nnz, "ns/nnz")
+		})
+	}
+}

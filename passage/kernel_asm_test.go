@@ -177,6 +177,10 @@ func TestLiveStates(t *testing.T) {
 		liveSweeps = sweeps
 		liveStatesCheck(t)
 	}
+	// And with every chain renumbered for locality (localityOrder).
+	forceLocalityOrder(t)
+	liveSweeps = 3
+	liveStatesCheck(t)
 }
 
 func liveStatesCheck(t *testing.T) {
@@ -228,8 +232,8 @@ func liveStatesCheck(t *testing.T) {
 			}
 			count := 0
 			for i := range live {
-				if k.isLive(i, p) != live[i] {
-					t.Fatalf("seed %d, passage %d of %d: state %d live %v, want %v\n%s", seed, p, len(probs), i, k.isLive(i, p), live[i], m.Source)
+				if k.isLive(k.at(i), p) != live[i] {
+					t.Fatalf("seed %d, passage %d of %d: state %d live %v, want %v\n%s", seed, p, len(probs), i, k.isLive(k.at(i), p), live[i], m.Source)
 				}
 				if live[i] {
 					count++

@@ -26,8 +26,9 @@ const solveHint = "without --flat, independent parts are solved on their own cha
 // worker), the row offsets (8 a state), each entry's source and rate
 // index (4 + idx bytes), a special entry's lane masks (a byte per group of
 // 8 passages), the diagonal (8 a state), the lane masks (three bytes a
-// state per group), the liveness worklist (8 a state) and the table of
-// values.
+// state per group), the liveness worklist (8 a state), the renumbering
+// (localityOrder: the rows kept, 4 a state, and the sort's two index
+// arrays, 8) and the table of values.
 func kernelBytes(c *ctmc.Chain, P int, special int64) int64 {
 	n, T := int64(c.N), int64(len(c.Col))
 	G := int64((P + 7) / 8)
@@ -37,7 +38,7 @@ func kernelBytes(c *ctmc.Chain, P int, special int64) int64 {
 	}
 	workers := int64(max(1, min(runtime.GOMAXPROCS(0), c.N/4096)))
 	tbl := int64(len(c.RateTable))*8 + membudget.Bytes(int64(len(c.Rates)), 12)
-	return membudget.Bytes(n, 8*workers+8+8+3*G+8) + membudget.Bytes(T, 4+idx) + membudget.Bytes(special, G) + tbl
+	return membudget.Bytes(n, 8*workers+8+8+3*G+8+12) + membudget.Bytes(T, 4+idx) + membudget.Bytes(special, G) + tbl
 }
 
 // vectorBytes is what the steps of a block need: two vectors of L lanes

@@ -582,6 +582,18 @@ type kernel struct {
 	// liveCount[p], zeroCount[p]: the states live for passage p, and in
 	// its target.
 	liveCount, zeroCount []int
+	// pos[i] is chain state i's row in the kernel (localityOrder), nil
+	// when rows are the chain's own states. Every index of the kernel's
+	// arrays and of the vectors is a kernel row.
+	pos []int32
+}
+
+// at is chain state i's row in the kernel.
+func (k *kernel) at(i int) int {
+	if k.pos == nil {
+		return i
+	}
+	return int(k.pos[i])
 }
 
 // isLive reports whether state j is live for passage p.
@@ -633,7 +645,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 				a0 += x
 				r.Reachable = r.Reachable || x > 0
 			} else {
-				r.Reachable = r.Reachable || (x > 0 && k.isLive(i, p))
+				r.Reachable = r.Reachable || (x > 0 && k.isLive(k.at(i), p))
 			}
 			r.total += x
 		}
@@ -660,7 +672,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	for p, pr := range probs {
 		for i, x := range pr.Alpha {
 			if pr.TargetStates == nil || !pr.TargetStates[i] {
-				v[i*L+p] = x
+				v[k.at(i)*L+p] = x
 			}
 		}
 	}
@@ -846,6 +858,13 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		L = 8 * G
 	}
 	k := &kernel{n: n, p: P, lanes: L, groups: G}
+	if P > 1 {
+		// Renumbered for blocks of passages, where each gather is 64
+		// bytes and the order was measured to pay for itself; a single
+		// passage's step gathers 8 bytes, with few special entries.
+		k.pos = localityOrder(c)
+	}
+	at := k.at
 	mask := targetMask(probs)
 	for _, pr := range probs {
 		if pr.TargetStates != nil {
@@ -870,9 +889,9 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 				j := c.Col[e]
 				switch {
 				case mask.of(c.Act[e]) != 0:
-					sc[j]++
+					sc[at(int(j))]++
 				case int(j) != i:
-					cc[j]++
+					cc[at(int(j))]++
 				}
 			}
 		}
@@ -928,20 +947,22 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		cFill, sFill := cCur[t], sCur[t]
 		for i := bound(t); i < bound(t+1); i++ {
 			all := 0.0
+			ki := at(i) // i's row in the kernel
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				j, ri := c.Col[e], rateOf(e)
 				r := table[ri]
 				m := mask.of(c.Act[e])
 				for _, p := range withStates {
 					if probs[p].TargetStates[j] {
-						setLane(ends, G, i, p)
+						setLane(ends, G, ki, p)
 					}
 				}
+				kj := at(int(j))
 				if m != 0 {
-					f := sFill[j]
-					k.sSrc[f] = int32(i)
+					f := sFill[kj]
+					k.sSrc[f] = int32(ki)
 					for g := 0; g < G; g++ {
-						ends[i*G+g] |= uint8(m >> uint(8*g))
+						ends[ki*G+g] |= uint8(m >> uint(8*g))
 						k.sMask[int(f)*G+g] = uint8(m >> uint(8*g))
 					}
 					if small {
@@ -949,30 +970,30 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 					} else {
 						k.sIdx32[f] = ri
 					}
-					sFill[j]++
+					sFill[kj]++
 					all += r
 				} else if int(j) != i {
-					f := cFill[j]
-					k.cSrc[f] = int32(i)
+					f := cFill[kj]
+					k.cSrc[f] = int32(ki)
 					if small {
 						k.cIdx16[f] = uint16(ri)
 					} else {
 						k.cIdx32[f] = ri
 					}
-					cFill[j]++
+					cFill[kj]++
 					all += r
 				}
 			}
-			k.diag[i] = 1 - all/q
+			k.diag[ki] = 1 - all/q
 			for _, p := range withStates {
 				if probs[p].TargetStates[i] {
-					setLane(k.zero, G, i, p)
+					setLane(k.zero, G, ki, p)
 				}
 			}
 			// Each passage leaves i at a rate of at most all (its share of
 			// the special self-loops is at most all of them), so only a
 			// negative diag needs the passages one by one.
-			if !(k.diag[i] >= 0) {
+			if !(k.diag[ki] >= 0) {
 				if err := checkLeave(c, probs, mask, i, q); err != nil {
 					errs[t] = err // the worker's first: the lowest state of its range
 					return

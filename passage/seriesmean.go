@@ -132,7 +132,7 @@ func (r *Result) worthRunningOn(extra int) bool {
 // seen is a cleared buffer of N flags.
 func (k *kernel) mayNeverEnd(c *ctmc.Chain, pr Problem, p int, seen []bool) bool {
 	mask := targetMask([]Problem{pr})
-	inTarget := func(j int32) bool { return k.zero != nil && hasLane(k.zero, k.groups, int(j), p) }
+	inTarget := func(j int32) bool { return k.zero != nil && hasLane(k.zero, k.groups, k.at(int(j)), p) }
 	var stack []int32
 	for i, x := range pr.Alpha {
 		if x > 0 && !inTarget(int32(i)) {
@@ -143,7 +143,7 @@ func (k *kernel) mayNeverEnd(c *ctmc.Chain, pr Problem, p int, seen []bool) bool
 	for len(stack) > 0 {
 		i := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if !k.isLive(int(i), p) {
+		if !k.isLive(k.at(int(i)), p) {
 			return true
 		}
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {

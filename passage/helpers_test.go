@@ -38,3 +38,18 @@ func cdf(t testing.TB, r *Result, at float64) float64 {
 	}
 	return v
 }
+
+// actionProblems makes up to most passages over c, one per action but
+// tau: every every-th a state target (the states entered by that
+// action), the others ended by the action's first firing.
+func actionProblems(s *ctmc.Structure, c *ctmc.Chain, most, every int) []Problem {
+	var probs []Problem
+	for a := int32(1); int(a) < len(s.Actions) && len(probs) < most; a++ {
+		if int(a)%every == 0 {
+			probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
+		} else {
+			probs = append(probs, InitialProblem(c, []int32{a}))
+		}
+	}
+	return probs
+}

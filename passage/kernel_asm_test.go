@@ -36,14 +36,7 @@ func TestAssemblyKernelExact(t *testing.T) {
 		}
 		// Every action but tau ends one passage; every fourth passage is
 		// a state target instead (the states entered by that action).
-		var probs []Problem
-		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 13; a++ {
-			if a%4 == 0 {
-				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
-			} else {
-				probs = append(probs, InitialProblem(c, []int32{a}))
-			}
-		}
+		probs := actionProblems(s, c, 13, 4)
 		if len(probs) == 0 {
 			continue
 		}
@@ -193,14 +186,7 @@ func liveStatesCheck(t *testing.T) {
 		if c.N < 2 {
 			continue
 		}
-		var probs []Problem
-		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 13; a++ {
-			if a%3 == 0 {
-				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
-			} else {
-				probs = append(probs, InitialProblem(c, []int32{a}))
-			}
-		}
+		probs := actionProblems(s, c, 13, 3)
 		if len(probs) == 0 {
 			continue
 		}

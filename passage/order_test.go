@@ -102,14 +102,7 @@ func TestLocalityOrderSameNumbers(t *testing.T) {
 		if c == nil || c.N < 2 {
 			continue
 		}
-		var probs []Problem
-		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 11; a++ {
-			if a%3 == 0 {
-				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
-			} else {
-				probs = append(probs, InitialProblem(c, []int32{a}))
-			}
-		}
+		probs := actionProblems(s, c, 11, 3)
 		if len(probs) == 0 {
 			continue
 		}

@@ -61,14 +61,7 @@ func TestQuantilesAgreeWithCompleteSeries(t *testing.T) {
 		if c == nil || c.N < 2 {
 			continue
 		}
-		var probs []Problem
-		for a := int32(1); int(a) < len(s.Actions) && len(probs) < 9; a++ {
-			if a%3 == 0 {
-				probs = append(probs, StateProblem(c, EnteredBy(c, []int32{a})))
-			} else {
-				probs = append(probs, InitialProblem(c, []int32{a}))
-			}
-		}
+		probs := actionProblems(s, c, 9, 3)
 		for _, block := range [][]Problem{probs[:min(1, len(probs))], probs} {
 			if len(block) == 0 {
 				continue

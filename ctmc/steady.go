@@ -332,7 +332,7 @@ func solveClass(ctx context.Context, c *Chain, class []int32, whole bool, opt St
 		// The sweeps stall (a stiff chain): BiCGSTAB, whose
 		// preconditioner takes the stiffness in.
 		method = MethodIterative
-		reason = fmt.Sprintf("%s, which stalled (%s): ILU(0)-BiCGSTAB instead", reason, stalled)
+		reason = fmt.Sprintf("%s, which gave up (%s): ILU(0)-BiCGSTAB instead", reason, stalled)
 	}
 	return solveRefined(ctx, c, class, method, reason, opt, budget)
 }
@@ -368,6 +368,13 @@ func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt S
 		limit = opt.SweepLimit
 	}
 	out, err := s.run(ctx, target, limit)
+	if err != nil && auto && errors.Is(err, errNoProgress) {
+		// The sweeps failed outright (an inflow that cancels to 0 or
+		// below on a chain whose probabilities span many orders of
+		// magnitude): under auto that is one more reason to hand over,
+		// as a stall is, not a refusal.
+		out.Stalled, err = strings.TrimPrefix(err.Error(), errNoProgress.Error()+": "), nil
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -320,3 +320,82 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestAutoHandsOverWhenSweepsFail: on chains whose probabilities span
+// many orders of magnitude, the sweeps' pushed inflows cancel to 0 or
+// below and Gauss-Seidel refuses (a forced gauss-seidel fails); auto must
+// then go on to BiCGSTAB (and to GTH where BiCGSTAB cannot reach the
+// tolerance) instead of refusing the model, and say why. The models were
+// found by a random search over three cooperating-free components with
+// rates spread over 10^-10 to 10^10 (the shape of the PEPA Eclipse
+// Plug-in's tests/pasm/union-cpu.pepa, which auto refused); the
+// throughputs are compared with GTH's.
+func TestAutoHandsOverWhenSweepsFail(t *testing.T) {
+	models := []struct{ name, src, via string }{
+		{"bicgstab", `C0_0 = (a0_0, 3.81e+03).C0_1 + (b0_0_0, 8.28e-06).C0_2 + (b0_0_1, 0.000707).C0_2;
+C0_1 = (a0_1, 1.13e+09).C0_2 + (b0_1_0, 1.45e+08).C0_2 + (b0_1_1, 0.0042).C0_0;
+C0_2 = (a0_2, 8.53e-07).C0_3 + (b0_2_0, 2.3e-10).C0_5 + (b0_2_1, 44.7).C0_0;
+C0_3 = (a0_3, 0.00229).C0_4 + (b0_3_0, 2.18e+07).C0_0;
+C0_4 = (a0_4, 5.3e+06).C0_5 + (b0_4_1, 5.13e+09).C0_2;
+C0_5 = (a0_5, 1.46e+04).C0_0 + (b0_5_0, 0.000353).C0_2 + (b0_5_1, 3.66).C0_1;
+C1_0 = (a1_0, 3.87e+09).C1_1 + (b1_0_1, 64.5).C1_1;
+C1_1 = (a1_1, 0.00886).C1_2 + (b1_1_0, 1.89e-05).C1_5 + (b1_1_1, 8.09e-09).C1_0;
+C1_2 = (a1_2, 1.2).C1_3 + (b1_2_0, 1.4e-09).C1_5 + (b1_2_1, 0.000981).C1_4;
+C1_3 = (a1_3, 2.11e-07).C1_4 + (b1_3_0, 9.11).C1_1 + (b1_3_1, 4.11e-05).C1_4;
+C1_4 = (a1_4, 0.0475).C1_5 + (b1_4_0, 1.95e+06).C1_5 + (b1_4_1, 34.3).C1_2;
+C1_5 = (a1_5, 1.24e+07).C1_0 + (b1_5_0, 4.16e+09).C1_3 + (b1_5_1, 1.22e-05).C1_1;
+C2_0 = (a2_0, 2.35e+08).C2_1;
+C2_1 = (a2_1, 2.2).C2_2 + (b2_1_0, 3.61e-07).C2_5 + (b2_1_1, 0.000155).C2_0;
+C2_2 = (a2_2, 1.06e-07).C2_3 + (b2_2_0, 1.44e-07).C2_3 + (b2_2_1, 8.91e+08).C2_1;
+C2_3 = (a2_3, 0.000282).C2_4 + (b2_3_0, 8.92e-09).C2_5 + (b2_3_1, 2.73e+05).C2_1;
+C2_4 = (a2_4, 213).C2_5 + (b2_4_1, 1.5e-05).C2_2;
+C2_5 = (a2_5, 1.57e+03).C2_0 + (b2_5_0, 1.23e-09).C2_4 + (b2_5_1, 0.0877).C2_3;
+C0_0 <> C1_0 <> C2_0
+`, MethodIterative},
+		{"gth", `C0_0 = (a0_0, 4.96e-09).C0_1 + (b0_0_1, 6.33e-10).C0_2;
+C0_1 = (a0_1, 43.5).C0_2 + (b0_1_0, 2.61e-06).C0_2 + (b0_1_1, 6.28e-06).C0_3;
+C0_2 = (a0_2, 2.96e-10).C0_3 + (b0_2_0, 5.23e-05).C0_3 + (b0_2_1, 1.38e-10).C0_4;
+C0_3 = (a0_3, 0.0271).C0_4 + (b0_3_1, 272).C0_2;
+C0_4 = (a0_4, 2.12e-09).C0_0 + (b0_4_0, 1.31e+09).C0_2 + (b0_4_1, 1.15e-09).C0_2;
+C1_0 = (a1_0, 6.15e-08).C1_1 + (b1_0_0, 1.08e+06).C1_2 + (b1_0_1, 0.00147).C1_3;
+C1_1 = (a1_1, 4.61e+09).C1_2 + (b1_1_1, 9.84e-09).C1_4;
+C1_2 = (a1_2, 0.000309).C1_3;
+C1_3 = (a1_3, 3.63e+06).C1_4 + (b1_3_0, 0.000611).C1_1 + (b1_3_1, 2.64e+04).C1_1;
+C1_4 = (a1_4, 1.59e-08).C1_0 + (b1_4_0, 2.46e+08).C1_0 + (b1_4_1, 2.67e-10).C1_3;
+C2_0 = (a2_0, 0.0478).C2_1 + (b2_0_0, 6.75e+05).C2_2 + (b2_0_1, 3.61e+09).C2_1;
+C2_1 = (a2_1, 1.69e+05).C2_2 + (b2_1_0, 0.351).C2_4 + (b2_1_1, 8.35e+07).C2_4;
+C2_2 = (a2_2, 2.75e+04).C2_3 + (b2_2_0, 5.82e-06).C2_1 + (b2_2_1, 1.34e-07).C2_1;
+C2_3 = (a2_3, 961).C2_4 + (b2_3_0, 0.0721).C2_1 + (b2_3_1, 2.06e-05).C2_1;
+C2_4 = (a2_4, 2.51e-08).C2_0 + (b2_4_0, 110).C2_3 + (b2_4_1, 1.91e+09).C2_3;
+C0_0 <> C1_0 <> C2_0
+`, MethodDirect},
+	}
+	for _, m := range models {
+		t.Run(m.name, func(t *testing.T) {
+			c := derive(t, m.src, DefaultOptions)
+			ctx := context.Background()
+			if _, err := Steady(ctx, c, SteadyOptions{Method: MethodSweeps}); err == nil || !strings.Contains(err.Error(), "Gauss-Seidel gave state") {
+				t.Fatalf("forced gauss-seidel: %v, want its refusal of a state (the case this test is for)", err)
+			}
+			// DirectLimit 2 sends the class to the sweeps first, as a
+			// class above 2,000 states is.
+			got, err := Steady(ctx, c, SteadyOptions{DirectLimit: 2})
+			if err != nil {
+				t.Fatalf("auto refused: %v", err)
+			}
+			if got.Method != m.via || !strings.Contains(got.Reason, "Gauss-Seidel gave state") {
+				t.Errorf("auto ran %s (%s), want %s after the sweeps' refusal, named", got.Method, got.Reason, m.via)
+			}
+			want, err := Steady(ctx, c, SteadyOptions{Method: MethodDirect})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gt, wt := Throughputs(c, got.Pi), Throughputs(c, want.Pi)
+			for k := range wt {
+				if math.Abs(gt[k].Value-wt[k].Value) > 1e-9*wt[k].Value {
+					t.Errorf("throughput of %s: %.15g, gth %.15g", wt[k].Action, gt[k].Value, wt[k].Value)
+				}
+			}
+		})
+	}
+}

@@ -442,7 +442,7 @@ func (s *sweeper) sweepOnce() (float64, int32) {
 }
 
 func (s *sweeper) badState(i int32) error {
-	return fmt.Errorf("%w: Gauss-Seidel gave state %d (%s) a probability that is not positive and finite (the probabilities span more than float64 holds)", errNoProgress, i, s.c.StateString(int(i)))
+	return fmt.Errorf("%w: Gauss-Seidel gave state %d (%s) a probability that is not positive and finite (its inflow, kept by pushed changes, cancels to 0 or below although formed afresh: its probability is too small beside its neighbours' for the sweeps)", errNoProgress, i, s.c.StateString(int(i)))
 }
 
 // rescale keeps the vector's sum near 1 by a power of two (exact: the

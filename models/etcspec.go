@@ -10,32 +10,39 @@ import (
 )
 
 // generateETC draws the matrix of the specification's etc_generate field
-// (package etc), or reports why not at the field's place. given is the
-// matrix from etc or etc_csv, if any: only one source is allowed.
-func (r *resolver) generateETC(in *Instance, given [][]float64) [][]float64 {
+// (package etc), or reports why not at the field's place. It returns the
+// numbers of applications and machines when their fields are valid, even
+// if others are not (-1 where unknown), so that a bad method or seed does
+// not make every workload and mapping look wrong too.
+func (r *resolver) generateETC(in *Instance) ([][]float64, int, int) {
 	s := r.s
-	if given != nil || s.ETC != nil || s.ETCFile != "" {
-		r.errorf("etc_generate", "give the ETC matrix one way: inline (etc), as a file (etc_csv) or generated (etc_generate)")
-		return nil
-	}
 	p, errs := s.ETCGenerate.Resolve()
+	nApps, nMach := p.Applications, p.Machines
 	for _, e := range errs {
 		path := "etc_generate"
+		switch e.Field {
+		case "":
+			nApps, nMach = -1, -1
+		case "applications":
+			nApps = -1
+		case "machines":
+			nMach = -1
+		}
 		if e.Field != "" {
 			path += "." + e.Field
 		}
 		r.errorf(path, "%s", e.Msg)
 	}
 	if len(errs) > 0 {
-		return nil
+		return nil, nApps, nMach
 	}
 	m, err := etc.Generate(p)
 	if err != nil {
 		r.errorf("etc_generate", "%v", err)
-		return nil
+		return nil, nApps, nMach
 	}
 	in.ETCOrigin = "etc_generate: " + p.Describe()
-	return m
+	return m, nApps, nMach
 }
 
 // WriteETC writes the ETC matrix as CSV in the form etc_csv reads: a

@@ -50,7 +50,8 @@ func ruleName(m Mapping) string {
 	return "random"
 }
 
-// checkRule checks a mapping by rule (its name is checked by the caller).
+// checkRule checks a mapping by rule (its name is checked by the caller);
+// apps and machines are -1 when the matrix failed (its size unknown).
 func (r *resolver) checkRule(path string, m Mapping, apps, machines int) {
 	switch {
 	case m.Allocation != nil:
@@ -65,7 +66,7 @@ func (r *resolver) checkRule(path string, m Mapping, apps, machines int) {
 		rr := m.Random
 		if rr.MinPerMachine < 0 {
 			r.errorf(path+".random.min_per_machine", "mapping %s: min_per_machine must not be negative, found %d", m.Name, rr.MinPerMachine)
-		} else if rr.MinPerMachine*machines > apps {
+		} else if apps >= 0 && machines > 0 && rr.MinPerMachine > apps/machines { // MinPerMachine*machines > apps, without overflow
 			r.errorf(path+".random.min_per_machine", "mapping %s: %d applications cannot give each of %d machines %d of them", m.Name, apps, machines, rr.MinPerMachine)
 		}
 		if rr.Count < 0 || rr.Count > 100000 {

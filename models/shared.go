@@ -79,11 +79,14 @@ func (r *resolver) resolveResources(in *Instance) {
 	sort.Strings(names)
 	taken := map[string]string{}
 	for i, a := range in.Apps {
-		taken[a] = fmt.Sprintf("an application (applications[%d])", i)
+		taken[a] = fmt.Sprintf("an application (%s)", r.nameRef("applications", i))
 	}
 	for j, m := range in.Machines {
-		taken[m] = fmt.Sprintf("a machine (machines[%d])", j)
+		taken[m] = fmt.Sprintf("a machine (%s)", r.nameRef("machines", j))
 	}
+	// Unknown names (the matrix failed) are not checked: every reference
+	// would look wrong.
+	machsKnown := in.Machines != nil
 	machIndex := map[string]int{}
 	for j, m := range in.Machines {
 		machIndex[m] = j
@@ -116,20 +119,30 @@ func (r *resolver) resolveResources(in *Instance) {
 		}
 		res.users = make([]bool, len(in.Machines))
 		if len(res.Machines) == 0 {
-			r.errorf(path+".machines", "resource %s: expected a list of the machines that stage their input through it, e.g. [%q]", name, in.Machines[0])
+			example := "M1"
+			if len(in.Machines) > 0 {
+				example = in.Machines[0]
+			}
+			r.errorf(path+".machines", "resource %s: expected a list of the machines that stage their input through it, e.g. [%q]", name, example)
 		}
+		listed := map[string]bool{}
 		for k, m := range res.Machines {
 			mpath := fmt.Sprintf("%s.machines[%d]", path, k)
 			j, ok := machIndex[m]
 			switch {
-			case !ok:
-				r.errorf(mpath, "resource %s: no machine %q (the machines are %s)", name, m, strings.Join(limit(in.Machines, 12), ", "))
-				continue
-			case res.users[j]:
+			case listed[m]:
 				r.errorf(mpath, "resource %s: machine %s is listed twice", name, m)
+				continue
+			case !ok:
+				if machsKnown {
+					r.errorf(mpath, "resource %s: no machine %q (the machines are %s)", name, m, strings.Join(limit(in.Machines, 12), ", "))
+				}
+				listed[m] = true
+				continue
 			case in.Owners[j] != nil:
 				r.errorf(mpath, "resource %s: machine %s has an owner process; a machine with an owner cannot use a shared resource (not supported: its transfers would need the owner's states)", name, m)
 			}
+			listed[m] = true
 			res.users[j] = true
 		}
 		res.data = r.resourceData(path+".data", name, res.Data, in.Apps)
@@ -159,16 +172,22 @@ func (r *resolver) checkTransferRates(path string, res *Resource, apps []string)
 
 // resourceData resolves a resource's "data": one number for every
 // application, a list with one per application, or an object of
-// application names to numbers (the others: 0, no transfer).
+// application names to numbers (the others: 0, no transfer). With apps
+// unknown (nil: the matrix failed) the numbers are checked, not how many
+// there are or which applications they name.
 func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []string) []float64 {
 	raw = bytes.TrimSpace(raw)
+	known := apps != nil
 	out := make([]float64, len(apps))
 	const forms = "a number (every application the same), a list of one number per application, or an object of application names to numbers"
+	failed := false
 	check := func(p string, x float64) {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			r.errorf(p, "resource %s: an application's data must be a finite number >= 0 (0: no transfer), found %g", name, x)
+			failed = true
 		}
 	}
+	positive := false
 	switch {
 	case len(raw) == 0 || string(raw) == "null":
 		r.errorf(path, "resource %s: missing data: expected %s, the data each application's input needs (in the unit of rate)", name, forms)
@@ -179,17 +198,21 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 			r.errorf(path, "resource %s: data must be %s", name, forms)
 			return out
 		}
-		if len(vals) != len(apps) {
+		if known && len(vals) != len(apps) {
 			r.errorf(path, "resource %s: data has %d values, one per application (%d) is needed", name, len(vals), len(apps))
 			return out
 		}
 		for i, x := range vals {
 			if x == nil {
 				r.errorf(fmt.Sprintf("%s[%d]", path, i), "resource %s: expected a number (0: no transfer), found null", name)
+				failed = true
 				continue
 			}
 			check(fmt.Sprintf("%s[%d]", path, i), *x)
-			out[i] = *x
+			positive = positive || *x > 0
+			if known {
+				out[i] = *x
+			}
 		}
 	case raw[0] == '{':
 		var vals map[string]*float64
@@ -208,16 +231,21 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 		sort.Strings(keys)
 		for _, a := range keys {
 			i, ok := index[a]
-			if !ok {
+			if !ok && known {
 				r.errorf(path+"."+a, "resource %s: no application %q", name, a)
+				failed = true
 				continue
 			}
 			if vals[a] == nil {
 				r.errorf(path+"."+a, "resource %s: expected a number (0: no transfer), found null", name)
+				failed = true
 				continue
 			}
 			check(path+"."+a, *vals[a])
-			out[i] = *vals[a]
+			positive = positive || *vals[a] > 0
+			if ok {
+				out[i] = *vals[a]
+			}
 		}
 	default:
 		x, err := strconv.ParseFloat(string(raw), 64)
@@ -226,15 +254,14 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 			return out
 		}
 		check(path, x)
+		positive = x > 0
 		for i := range out {
 			out[i] = x
 		}
 	}
-	positive := false
-	for _, x := range out {
-		positive = positive || x > 0
-	}
-	if !positive {
+	// A problem above is the cause; an unused resource would be its
+	// consequence.
+	if !positive && !failed {
 		r.errorf(path, "resource %s: no application has data on it, so it would never be used: give the applications that stage input through it a positive amount", name)
 	}
 	return out
@@ -244,21 +271,32 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 // writes for resources: a resource's states R_1, R_2, ..., a staging
 // machine's state M_ready, and a resource named like a machine's state.
 func (r *resolver) resourceNameClashes(in *Instance) {
-	type named struct{ path, name string }
+	type named struct {
+		list string // "applications", "machines" or "resources"
+		i    int
+		name string
+	}
 	var all []named
 	for i, a := range in.Apps {
-		all = append(all, named{fmt.Sprintf("applications[%d]", i), a})
+		all = append(all, named{"applications", i, a})
 	}
 	for j, m := range in.Machines {
-		all = append(all, named{fmt.Sprintf("machines[%d]", j), m})
+		all = append(all, named{"machines", j, m})
 	}
 	for _, res := range in.Resources {
-		all = append(all, named{"resources." + res.name, res.name})
+		all = append(all, named{"resources", -1, res.name})
+	}
+	errorf := func(x named, format string, args ...any) {
+		if x.list == "resources" {
+			r.errorf("resources."+x.name, format, args...)
+			return
+		}
+		r.nameErrorf(x.list, x.i, format, args...)
 	}
 	for _, x := range all {
 		for _, res := range in.Resources {
 			if rest, ok := strings.CutPrefix(x.name, res.name+"_"); ok && isDigits(rest) {
-				r.errorf(x.path, "name %q is reserved for a state of resource %s (gen names them %s_1, %s_2, ...): expected another name", x.name, res.name, res.name, res.name)
+				errorf(x, "name %q is reserved for a state of resource %s (gen names them %s_1, %s_2, ...): expected another name", x.name, res.name, res.name, res.name)
 			}
 		}
 		for j, m := range in.Machines {
@@ -267,10 +305,10 @@ func (r *resolver) resourceNameClashes(in *Instance) {
 				staging = staging || res.users[j]
 			}
 			if staging && x.name == m+"_ready" {
-				r.errorf(x.path, "name %q is reserved for a state of machine %s (its first input staged): expected another name", x.name, m)
+				errorf(x, "name %q is reserved for a state of machine %s (its first input staged): expected another name", x.name, m)
 			}
-			if rest, ok := strings.CutPrefix(x.name, m+"_"); ok && strings.HasPrefix(x.path, "resources.") && isStateSuffix(rest) {
-				r.errorf(x.path, "name %q is reserved for a local state of machine %s: expected another name", x.name, m)
+			if rest, ok := strings.CutPrefix(x.name, m+"_"); ok && x.list == "resources" && isStateSuffix(rest) {
+				errorf(x, "name %q is reserved for a local state of machine %s: expected another name", x.name, m)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -519,6 +518,10 @@ func pathOffsets(src []byte) map[string]int {
 type resolver struct {
 	s    *Spec
 	errs SpecErrors
+	// file is the ETC file read (etc_csv), fromFile the lists of names
+	// ("applications", "machines") taken from it.
+	file     *etcFile
+	fromFile map[string]bool
 }
 
 func (r *resolver) errorf(path string, format string, args ...any) {
@@ -526,49 +529,54 @@ func (r *resolver) errorf(path string, format string, args ...any) {
 }
 
 func (s *Spec) resolve() (*Instance, error) {
-	r := &resolver{s: s}
+	r := &resolver{s: s, fromFile: map[string]bool{}}
 	in := &Instance{SpecFile: s.file, spec: s}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
 
-	// ETC.
-	etc := s.ETC
-	if s.ETCFile != "" {
-		if etc != nil {
-			r.errorf("etc_csv", "give the ETC matrix either inline (etc) or as a file (etc_csv), not both")
+	// ETC. nApps and nMach stay unknown (-1) when the matrix's source
+	// failed: the checks that need them are then not run, so that one
+	// cause gives one error, not its consequences elsewhere.
+	nApps, nMach := -1, -1
+	var file *etcFile
+	var sources []string
+	for _, src := range []struct {
+		field string
+		given bool
+	}{{"etc", s.ETC != nil}, {"etc_csv", s.ETCFile != ""}, {"etc_generate", s.ETCGenerate != nil}} {
+		if src.given {
+			sources = append(sources, src.field)
 		}
-		etc = r.readETC(s.ETCFile)
 	}
-	if s.ETCGenerate != nil {
-		etc = r.generateETC(in, etc)
-	}
-	if etc == nil && len(r.errs) == 0 {
+	switch {
+	case len(sources) == 0:
 		r.errorf("", "missing ETC matrix: give etc (rows: applications, columns: machines), etc_csv or etc_generate")
-	}
-	if etc != nil && len(etc) == 0 && s.ETCFile == "" {
-		r.errorf("etc", "the ETC matrix is empty: expected one row per application, each with one expected time per machine")
-	}
-	nApps, nMach := len(etc), 0
-	if nApps > 0 {
-		nMach = len(etc[0])
-		if nMach == 0 {
-			r.errorf("etc[0]", "the ETC matrix's first row is empty: expected one expected time per machine")
+	case len(sources) > 1:
+		r.errorf(sources[1], "give the ETC matrix one way: inline (etc), as a file (etc_csv) or generated (etc_generate), not both %s and %s", sources[0], sources[1])
+	case s.ETC != nil:
+		in.ETC, nApps, nMach = r.inlineETC(s.ETC)
+	case s.ETCFile != "":
+		if file = r.readETC(s.ETCFile); file != nil {
+			in.ETC, nApps, nMach = file.etc, len(file.etc), len(file.etc[0])
+			r.file = file
 		}
+	default:
+		in.ETC, nApps, nMach = r.generateETC(in)
 	}
-	for i, row := range etc {
-		if len(row) != nMach {
-			r.errorf(fmt.Sprintf("etc[%d]", i), "the ETC matrix is ragged: row %d has %d entries, row 1 has %d", i+1, len(row), nMach)
-		}
-		for j, x := range row {
-			if !(x > 0) || math.IsInf(x, 0) {
-				r.errorf(fmt.Sprintf("etc[%d][%d]", i, j), "ETC[%d][%d] is %g: an expected time to compute must be positive", i+1, j+1, x)
-			}
-		}
-	}
-	in.ETC = etc
 
-	// Names.
-	in.Apps = r.names("applications", s.Applications, nApps, "A", "application")
-	in.Machines = r.names("machines", s.Machines, nMach, "M", "machine")
+	// Names: from the specification, the ETC file or numbered. A list
+	// given with an unknown matrix sets the size.
+	var fileApps, fileMachs []string
+	if file != nil {
+		fileApps, fileMachs = file.apps, file.machines
+	}
+	in.Apps = r.names("applications", s.Applications, nApps, "A", "application", fileApps)
+	in.Machines = r.names("machines", s.Machines, nMach, "M", "machine", fileMachs)
+	if nApps < 0 && in.Apps != nil {
+		nApps = len(in.Apps)
+	}
+	if nMach < 0 && in.Machines != nil {
+		nMach = len(in.Machines)
+	}
 	r.nameClashes(in)
 
 	// Workloads.
@@ -577,32 +585,34 @@ func (s *Spec) resolve() (*Instance, error) {
 			r.errorf("workload", "give the workload either directly (workload) or from sensors and weights, not both")
 		}
 		sens := r.values("sensors", s.Sensors, -1, rng, false)
-		if len(s.Weights) != nApps {
+		if nApps >= 0 && len(s.Weights) != nApps {
 			r.errorf("weights", "weights has %d rows, one per application (%d) is needed", len(s.Weights), nApps)
-		} else if sens[0] != nil {
-			in.Workload, in.WorkloadP = make([]float64, nApps), make([]float64, nApps)
+		} else if sens[0] != nil && sens[1] != nil {
+			in.Workload, in.WorkloadP = make([]float64, len(s.Weights)), make([]float64, len(s.Weights))
 			for i, w := range s.Weights {
 				if len(w) != len(sens[0]) {
 					r.errorf(fmt.Sprintf("weights[%d]", i), "weights row %d has %d entries, one per sensor (%d) is needed", i+1, len(w), len(sens[0]))
 					continue
 				}
+				negative := false
 				for k, x := range w {
 					if x < 0 {
 						r.errorf(fmt.Sprintf("weights[%d][%d]", i, k), "weight %g is negative", x)
+						negative = true
 					}
 					in.Workload[i] += x * sens[0][k]
 					in.WorkloadP[i] += x * sens[1][k]
 				}
-				if !(in.Workload[i] > 0) {
+				if !negative && !(in.Workload[i] > 0) {
 					r.errorf(fmt.Sprintf("weights[%d]", i), "application %d has no workload (its weights are all zero)", i+1)
 				}
 			}
 		}
 	} else {
-		v := r.values("workload", s.Workload, nApps, rng, false)
+		v := r.values("workload", s.Workload, sizeOrUnknown(nApps), rng, false)
 		in.Workload, in.WorkloadP = v[0], v[1]
 	}
-	v := r.values("availability", s.Availability, nMach, rng, true)
+	v := r.values("availability", s.Availability, sizeOrUnknown(nMach), rng, true)
 	in.Avail, in.AvailP = v[0], v[1]
 
 	// Mappings: optional here (optimize needs none); gen asks for them
@@ -610,6 +620,9 @@ func (s *Spec) resolve() (*Instance, error) {
 	if s.Mappings != nil && len(s.Mappings) == 0 {
 		r.errorf("mappings", "the list of mappings is empty: give at least one allocation of the applications to the machines, or leave mappings out")
 	}
+	// Names that are unknown (the matrix failed and no list gives them)
+	// are not checked: every reference would look wrong.
+	appsKnown, machsKnown := in.Apps != nil, in.Machines != nil
 	appIndex := map[string]int{}
 	for i, a := range in.Apps {
 		appIndex[a] = i
@@ -637,7 +650,11 @@ func (s *Spec) resolve() (*Instance, error) {
 		}
 		seenNames[m.Name] = true
 		if isRule(m) {
-			r.checkRule(path, m, len(in.Apps), len(in.Machines))
+			apps, machines := len(in.Apps), len(in.Machines)
+			if !appsKnown || !machsKnown {
+				apps, machines = -1, -1
+			}
+			r.checkRule(path, m, apps, machines)
 			continue
 		}
 		where := map[string]string{}
@@ -648,11 +665,11 @@ func (s *Spec) resolve() (*Instance, error) {
 		sort.Strings(machs)
 		for _, mach := range machs {
 			mpath := path + ".allocation." + mach
-			if !machIndex[mach] {
+			if machsKnown && !machIndex[mach] {
 				r.errorf(mpath, "mapping %s: no machine %q (the machines are %s)", m.Name, mach, strings.Join(in.Machines, ", "))
 			}
 			for _, app := range m.Allocation[mach] {
-				if _, ok := appIndex[app]; !ok {
+				if _, ok := appIndex[app]; !ok && appsKnown {
 					r.errorf(mpath, "mapping %s: no application %q", m.Name, app)
 					continue
 				}
@@ -691,7 +708,7 @@ func (s *Spec) resolve() (*Instance, error) {
 				j = k
 			}
 		}
-		if j < 0 {
+		if j < 0 && machsKnown {
 			r.errorf(path, "owner of %q: no such machine (the machines are %s)", mach, strings.Join(in.Machines, ", "))
 			continue
 		}
@@ -719,7 +736,7 @@ func (s *Spec) resolve() (*Instance, error) {
 			r.errorf(path+".capacity", "owner of %s: capacity must be from 1 to 1000 jobs, found %d", mach, o.Capacity)
 		case o.Start != "idle" && o.Start != "stationary":
 			r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
-		case in.Avail != nil && in.AvailP != nil && (in.Avail[j] != 1 || in.AvailP[j] != 1):
+		case j >= 0 && j < len(in.Avail) && j < len(in.AvailP) && (in.Avail[j] != 1 || in.AvailP[j] != 1):
 			r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
 		case !(o.Availability() > 0):
 			r.errorf(path, "owner of %s: with load %g (arrival/service) and capacity %d the applications' share of the processor underflows to 0 (about %g^-%d): expected a lighter owner or a smaller capacity",
@@ -727,7 +744,9 @@ func (s *Spec) resolve() (*Instance, error) {
 		case o.Start == "stationary" && !finiteDistribution(o.Stationary()):
 			r.errorf(path+".start", "owner of %s: its stationary start cannot be computed in floating point (load %g, capacity %d)", mach, o.Rho(), o.Capacity)
 		}
-		in.Owners[j] = o
+		if j >= 0 {
+			in.Owners[j] = o
+		}
 	}
 	// Resources before the mappings by rule: the heuristics count the
 	// time of staging input (expectedTimes).
@@ -760,13 +779,13 @@ func (in *Instance) RequireMappings() error {
 // process), or a name of the form gen gives a machine's local states
 // (MACHINE_r3, MACHINE_p3_o2, MACHINE_o1: see combinedName).
 func (r *resolver) nameClashes(in *Instance) {
-	kind := map[string]string{}
+	app := map[string]int{}
 	for i, a := range in.Apps {
-		kind[a] = fmt.Sprintf("applications[%d]", i)
+		app[a] = i
 	}
 	for j, m := range in.Machines {
-		if prev, ok := kind[m]; ok && strings.HasPrefix(prev, "applications") {
-			r.errorf(fmt.Sprintf("machines[%d]", j), "machine %q has the name of an application (%s): the model would define one process twice; expected distinct names", m, prev)
+		if i, ok := app[m]; ok {
+			r.nameErrorf("machines", j, "machine %q has the name of an application (%s): the model would define one process twice; expected distinct names", m, r.nameRef("applications", i))
 		}
 	}
 	all := []struct {
@@ -777,7 +796,7 @@ func (r *resolver) nameClashes(in *Instance) {
 		for _, list := range all {
 			for i, name := range list.names {
 				if rest, ok := strings.CutPrefix(name, mach+"_"); ok && isStateSuffix(rest) {
-					r.errorf(fmt.Sprintf("%s[%d]", list.path, i), "name %q is reserved for a local state of machine %s (gen names them %s_r1, %s_p2, %s_o1, %s_r1_o2, ...): expected another name",
+					r.nameErrorf(list.path, i, "name %q is reserved for a local state of machine %s (gen names them %s_r1, %s_p2, %s_o1, %s_r1_o2, ...): expected another name",
 						name, mach, mach, mach, mach, mach)
 				}
 			}
@@ -837,9 +856,25 @@ func validFileName(s string) bool {
 	return s != ""
 }
 
-// names checks or invents component names.
-func (r *resolver) names(path string, given []string, n int, prefix, what string) []string {
+// names checks or invents component names: the specification's list
+// (path), else the names the ETC file gives (fromFile), else A1, A2, ...
+// (prefix) numbered up to n. It returns nil, names unknown, when the list
+// has an unusable name, or there is none and n is unknown (-1: the matrix
+// failed): the references to the names are then not checked. A list given
+// both in the specification and in the ETC file must be the same in both.
+func (r *resolver) names(path string, given []string, n int, prefix, what string, fromFile []string) []string {
 	if given == nil {
+		if fromFile != nil {
+			r.fromFile[path] = true
+			if errs := r.file.checkNames(what); len(errs) > 0 {
+				r.errs = append(r.errs, errs...)
+				return nil
+			}
+			return fromFile
+		}
+		if n < 0 {
+			return nil
+		}
 		out := make([]string, n)
 		for i := range out {
 			out[i] = fmt.Sprintf("%s%d", prefix, i+1)
@@ -847,23 +882,82 @@ func (r *resolver) names(path string, given []string, n int, prefix, what string
 		return out
 	}
 	if len(given) == 0 {
-		r.errorf(path, "the list of %s names is empty: expected one name per %s of the ETC matrix (%d), or leave %s out to number them", what, map[string]string{"application": "row", "machine": "column"}[what], n, path)
-		return given
+		if n >= 0 {
+			r.errorf(path, "the list of %s names is empty: expected one name per %s of the ETC matrix (%d), or leave %s out to number them", what, map[string]string{"application": "row", "machine": "column"}[what], n, path)
+		} else {
+			r.errorf(path, "the list of %s names is empty: expected one name per %s of the ETC matrix, or leave %s out to number them", what, map[string]string{"application": "row", "machine": "column"}[what], path)
+		}
+		return nil
 	}
-	if len(given) != n {
+	if n >= 0 && len(given) != n {
 		r.errorf(path, "%d %s names for %d %ss in the ETC matrix", len(given), what, n, what)
 	}
 	seen := map[string]bool{}
+	valid := true
 	for i, g := range given {
 		if !isProcessName(g) {
 			r.errorf(fmt.Sprintf("%s[%d]", path, i), "%s name %q must start with an upper-case letter and hold only letters, digits and '_'", what, g)
+			valid = false
 		}
 		if seen[g] {
 			r.errorf(fmt.Sprintf("%s[%d]", path, i), "%s name %q is used twice", what, g)
+			valid = false
 		}
 		seen[g] = true
 	}
+	if fromFile != nil && len(fromFile) == len(given) {
+		at := r.file.appAt
+		if path == "machines" {
+			at = r.file.machAt
+		}
+		for i := range given {
+			if given[i] != fromFile[i] {
+				r.errorf(fmt.Sprintf("%s[%d]", path, i), "%s %d is %q here and %q in the ETC file (%s:%d:%d): give the names in one place, or the same in both",
+					what, i+1, given[i], fromFile[i], r.file.path, at[i].line, at[i].col)
+				valid = false
+				break
+			}
+		}
+	}
+	if !valid {
+		// Unusable names: references to them are not checked.
+		return nil
+	}
 	return given
+}
+
+// nameErrorf reports a problem with the i-th name of a list
+// ("applications" or "machines") where the name is written: in the
+// specification, or in the ETC file that gave it.
+func (r *resolver) nameErrorf(list string, i int, format string, args ...any) {
+	if at, ok := r.namePlace(list, i); ok {
+		r.errs = append(r.errs, &SpecError{File: r.file.path, Line: at.line, Col: at.col, Msg: fmt.Sprintf(format, args...)})
+		return
+	}
+	r.errorf(fmt.Sprintf("%s[%d]", list, i), format, args...)
+}
+
+// nameRef names the place of the i-th name of a list in a message:
+// "applications[2]", or the ETC file's "etc.csv:4:1".
+func (r *resolver) nameRef(list string, i int) string {
+	if at, ok := r.namePlace(list, i); ok {
+		return fmt.Sprintf("%s:%d:%d", filepath.Base(r.file.path), at.line, at.col)
+	}
+	return fmt.Sprintf("%s[%d]", list, i)
+}
+
+func (r *resolver) namePlace(list string, i int) (cellPos, bool) {
+	if r.file == nil || !r.fromFile[list] {
+		return cellPos{}, false
+	}
+	at := r.file.appAt
+	if list == "machines" {
+		at = r.file.machAt
+	}
+	if i < 0 || i >= len(at) {
+		return cellPos{}, false
+	}
+	return at[i], true
 }
 
 func isProcessName(s string) bool {
@@ -878,11 +972,31 @@ func isProcessName(s string) bool {
 	return true
 }
 
+// unknownSize is the number of values of a list whose size is unknown
+// because the ETC matrix failed: the values are checked, not their number.
+const unknownSize = -2
+
+// sizeOrUnknown is n, or unknownSize if n is unknown (negative).
+func sizeOrUnknown(n int) int {
+	if n < 0 {
+		return unknownSize
+	}
+	return n
+}
+
 // values resolves nominal and perturbed values: numbers, lists, or
 // {"uniform": [a, b]} ranges drawn from rng. n < 0 takes the length of the
 // nominal list. Availabilities must lie in (0, 1].
 func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availability bool) [2][]float64 {
 	var out [2][]float64
+	unknown := n == unknownSize
+	if unknown {
+		// The values are checked, not their number.
+		if v == nil {
+			return out
+		}
+		n = -1
+	}
 	if v == nil {
 		if n < 0 {
 			r.errorf(path, "missing %s", path)
@@ -907,6 +1021,9 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 			if k == 1 {
 				out[1] = out[0] // no perturbation (the nominal values are checked)
 				return out
+			}
+			if unknown {
+				continue // the perturbed values are still checked
 			}
 			if n < 0 {
 				r.errorf(path, "missing %s.nominal", path)
@@ -957,7 +1074,7 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 		want := n
 		if want < 0 {
 			want = len(out[0])
-			if k == 0 {
+			if k == 0 || unknown {
 				want = len(vals)
 			}
 		}
@@ -980,61 +1097,46 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 	return out
 }
 
-// readETC reads an ETC matrix from CSV (relative to the specification),
-// with an optional header row.
-func (r *resolver) readETC(name string) [][]float64 {
+// readETC reads the ETC file of etc_csv (relative to the specification):
+// nil, with every problem reported at its place in the file, if it cannot
+// be used.
+func (r *resolver) readETC(name string) *etcFile {
 	path := name
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(r.s.file), name)
 	}
-	f, err := os.Open(path)
+	src, err := os.ReadFile(path)
 	if err != nil {
-		r.errorf("etc_csv", "etc_csv: %v", err)
+		r.errorf("etc_csv", "cannot read the ETC file: %v", err)
 		return nil
 	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
-	cr.Comment = '#'
-	var out [][]float64
-	for rowNum := 0; ; rowNum++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
+	f, errs := parseETCFile(path, src)
+	r.errs = append(r.errs, errs...)
+	return f
+}
+
+// inlineETC checks the matrix given as "etc", returning its numbers of
+// rows and columns (-1 where they are unknown: no row, an empty first
+// row).
+func (r *resolver) inlineETC(etc [][]float64) ([][]float64, int, int) {
+	if len(etc) == 0 {
+		r.errorf("etc", "the ETC matrix is empty: expected one row per application, each with one expected time per machine")
+		return nil, -1, -1
+	}
+	nMach := len(etc[0])
+	if nMach == 0 {
+		r.errorf("etc[0]", "the ETC matrix's first row is empty: expected one expected time per machine")
+		nMach = -1
+	}
+	for i, row := range etc {
+		if nMach >= 0 && len(row) != nMach {
+			r.errorf(fmt.Sprintf("etc[%d]", i), "the ETC matrix is ragged: row %d has %d entries, row 1 has %d", i+1, len(row), nMach)
 		}
-		line, _ := cr.FieldPos(0)
-		if err != nil {
-			r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: err.Error()})
-			return nil
-		}
-		row := make([]float64, len(rec))
-		numeric := true
-		for j, field := range rec {
-			x, err := strconv.ParseFloat(strings.TrimSpace(field), 64)
-			if err != nil {
-				numeric = false
-				if rowNum > 0 {
-					r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("column %d: %q is not a number", j+1, field)})
-				}
-				break
-			}
+		for j, x := range row {
 			if !(x > 0) || math.IsInf(x, 0) {
-				r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("column %d: an expected time to compute must be positive, found %g", j+1, x)})
+				r.errorf(fmt.Sprintf("etc[%d][%d]", i, j), "ETC[%d][%d] is %g: an expected time to compute must be positive", i+1, j+1, x)
 			}
-			row[j] = x
 		}
-		if !numeric {
-			continue // a header row
-		}
-		if len(out) > 0 && len(row) != len(out[0]) {
-			r.errs = append(r.errs, &SpecError{File: path, Line: line, Msg: fmt.Sprintf("ragged ETC matrix: %d columns here, %d in the first row", len(row), len(out[0]))})
-			continue
-		}
-		out = append(out, row)
 	}
-	if len(out) == 0 {
-		r.errs = append(r.errs, &SpecError{File: path, Msg: "the ETC file has no rows"})
-	}
-	return out
+	return etc, len(etc), nMach
 }

@@ -19,6 +19,8 @@ func runGen(ctx context.Context, e *env, args []string) int {
         write every mapping, as out/models/NAME.pepa
   pepa gen testdata/spec-shared.json --mapping round-robin
         machines that stage input over a shared network: a coupled model, on standard output
+  pepa gen testdata/spec-pandas.json --mapping split
+        an ETC file as pandas' to_csv() writes it: it names the applications and machines
   pepa gen testdata/spec-generated.json --etc-out etc.csv
         write the ETC matrix a specification uses (drawn by etc_generate), in the form etc_csv reads
 The specification format is documented, field by field, in testdata/spec-example.json

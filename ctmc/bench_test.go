@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

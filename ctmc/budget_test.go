@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"pepa/internal/membudget"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // coupled adds to a generated mapping a one-slot store that every

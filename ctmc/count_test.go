@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"pepa/internal/reference"
+	"pepa/internal/testing/reference"
 	"pepa/lang"
 )
 
 // TestStateCounts: the chains of the project's models have the states the
-// reference semantics (internal/reference, no code shared with this
+// reference semantics (internal/testing/reference, no code shared with this
 // package) finds: unaggregated, its count; aggregated, the number of its
 // states once the copies of each array are taken as a multiset (the
 // lumping aggregation makes), computed from its state vectors.

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

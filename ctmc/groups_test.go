@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"pepa/internal/randmodel"
+	"pepa/internal/testing/randmodel"
 	"pepa/lang"
 )
 

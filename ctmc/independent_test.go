@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestIndependentLeavesMatchEvaluator: where leaf tables apply, the union

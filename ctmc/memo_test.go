@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

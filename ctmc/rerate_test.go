@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"testing"
 
-	"pepa/internal/randmodel"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/randmodel"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

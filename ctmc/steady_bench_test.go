@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // benchSteady solves c b.N times with opt and reports the iterations and

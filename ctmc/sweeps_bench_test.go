@@ -3,7 +3,7 @@ package ctmc
 import (
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // BenchmarkSweep times the first 20 Gauss-Seidel sweeps from the uniform

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestSweepsAgainstParts: Gauss-Seidel on the 100,842-state product chain

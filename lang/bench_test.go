@@ -3,7 +3,7 @@ package lang
 import (
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // BenchmarkLoadMapping10k parses (and, in "load", checks) a generated

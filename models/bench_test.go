@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

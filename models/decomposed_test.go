@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 	"pepa/passage"
 )
 

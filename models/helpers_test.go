@@ -5,7 +5,7 @@ import (
 	"context"
 	"testing"
 
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 	"pepa/lang"
 )
 

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 	"gonum.org/v1/gonum/mat"
 
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 )
 
 // ownerMachine generates, solves (decomposed and flat) and returns the one

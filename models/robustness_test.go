@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 	"pepa/passage"
 )
 

@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 )
 
 // checkClosedForm compares a machine's robustness figures with its

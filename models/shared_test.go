@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
-	"pepa/internal/reference"
+	"pepa/internal/testing/reference"
 	"pepa/lang"
 )
 
@@ -68,7 +68,7 @@ Net2 = (xfer1, infty).Net1 + (xfer2, infty).Net1 + (xfer3, infty).Net1;
 // groups (M1 and M2 with Net, M3 alone), and every figure (each machine's
 // P(F <= beta) and E[F], P(all), E[makespan]) equals that of the mapping
 // written out by hand with terminal states, solved by the reference
-// semantics (internal/reference, no code shared with ctmc or passage), to
+// semantics (internal/testing/reference, no code shared with ctmc or passage), to
 // 1e-9.
 func TestSharedGenMatchesHandBuilt(t *testing.T) {
 	const beta = 6.0

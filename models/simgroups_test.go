@@ -8,8 +8,8 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestSimulatedGroup: a group past MaxGroupStates (four machines sharing

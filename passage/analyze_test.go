@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestAnalyze: the library entry point chooses the part, solves, and

@@ -5,7 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // withBackward runs f with the backward path forced on (every single

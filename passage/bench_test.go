@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 )
 
 func chainOf(t testing.TB, src string) *ctmc.Chain { return testchain.Chain(t, src) }

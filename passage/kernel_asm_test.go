@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/randmodel"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/randmodel"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 )
 

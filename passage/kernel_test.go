@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestKernelIndexWidths: the kernel gives bit-for-bit the same step with

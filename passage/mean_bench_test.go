@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // BenchmarkMeans20x5: every machine's mean on the 16,807-state product

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"pepa/ctmc"
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 )
 
 // denseMean is the mean passage time by one dense solve of
@@ -231,7 +231,7 @@ func TestMeanBlocksThatCannotEnd(t *testing.T) {
 // path with blocks of more than 4 states). The sweeps used to stop at a
 // fixed point without a bound and returned 9.98e304 and 2.43e306 where
 // the means are 110850.594585239 and 36.8111046846797 (the reference's
-// dense elimination, internal/reference); they must now give the mean to
+// dense elimination, internal/testing/reference); they must now give the mean to
 // 1e-12 (the dense fallback), never a wrong number.
 func TestIterativeMeanNeverWrong(t *testing.T) {
 	for _, tc := range []struct {

@@ -12,8 +12,8 @@ import (
 
 	"pepa/ctmc"
 	"pepa/internal/membudget"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // budgetAbove is a budget of what the runtime holds now (after a full

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // forceLocalityOrder makes the kernel renumber every chain, however

@@ -436,7 +436,7 @@ const minTruncation = 1e-16
 // (2^-53) a step. A step moves every unabsorbed probability by additions
 // and products of nonnegative numbers, each with a relative rounding error
 // of about one unit roundoff, and the errors of the steps add up; the
-// differential test (internal/reference) checks passages asked for an
+// differential test (internal/testing/reference) checks passages asked for an
 // epsilon of 1e-18 against the bound this gives.
 func RoundingFloor(steps int) float64 {
 	return 1e-16 + 4*0x1p-53*float64(steps)

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestQuantilesStopEarly: asked only up to a horizon and for quantiles

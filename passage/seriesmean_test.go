@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestSeriesMeanHypoexponential: Exp(2) then Exp(3): mean 1/2 + 1/3, and

@@ -8,12 +8,12 @@ import (
 	"slices"
 	"testing"
 
-	"pepa/internal/reference"
+	"pepa/internal/testing/reference"
 	"pepa/lang"
 )
 
 // refMachine is one machine of a mapping model solved by the reference
-// semantics (internal/reference, which shares no code with ctmc, passage
+// semantics (internal/testing/reference, which shares no code with ctmc, passage
 // or models) on its own: the model with the machine as its system
 // equation. The applications a machine computes are passive single-state
 // components, which leave its rates unchanged (semantics.md section 1), so

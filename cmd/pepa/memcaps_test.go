@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testmodels"
 )
 
 var memCaps = flag.Bool("memcaps", false, "run the memory harness: the verbs in child processes under ulimit -v and --memory (.ci/run runs it)")

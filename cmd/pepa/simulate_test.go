@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"pepa/ctmc/simulate"
-	"pepa/internal/testchain"
+	"pepa/internal/testing/testchain"
 )
 
 // TestSimulateOutputIndependentOfWorkers: the same seed and replications

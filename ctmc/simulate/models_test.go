@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"pepa/ctmc/simulate"
-	"pepa/internal/coverage"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/coverage"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 	"pepa/models"
 )

@@ -9,8 +9,8 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 	"pepa/models"
 	"pepa/passage"
 )

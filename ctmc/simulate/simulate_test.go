@@ -15,9 +15,9 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"pepa/ctmc"
-	"pepa/internal/coverage"
-	"pepa/internal/testchain"
-	"pepa/internal/testmodels"
+	"pepa/internal/testing/coverage"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 	"pepa/passage"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/internal/randmodel"
-	"pepa/internal/reference"
+	"pepa/internal/testing/randmodel"
+	"pepa/internal/testing/reference"
 	"pepa/lang"
 )
 

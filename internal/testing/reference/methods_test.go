@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"pepa/internal/randmodel"
+	"pepa/internal/testing/randmodel"
 	"pepa/lang"
 )
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"pepa/ctmc"
-	"pepa/internal/randmodel"
-	"pepa/internal/reference"
+	"pepa/internal/testing/randmodel"
+	"pepa/internal/testing/reference"
 	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"

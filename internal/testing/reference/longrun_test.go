@@ -20,7 +20,7 @@ func TestLongRunFiles(t *testing.T) {
 	for _, tc := range []struct {
 		file    string
 		classes int // aggregated (the reference keeps each copy: more)
-	}{{"../../testdata/outbreak.pepa", 7}, {"../../testdata/fork.pepa", 2}} {
+	}{{"../../../testdata/outbreak.pepa", 7}, {"../../../testdata/fork.pepa", 2}} {
 		src, err := os.ReadFile(tc.file)
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func TestLongRunFiles(t *testing.T) {
 				}
 			}
 		}
-		if tc.file == "../../testdata/fork.pepa" {
+		if tc.file == "../../../testdata/fork.pepa" {
 			closed := map[string]float64{"l": 0.25 * 0.75, "l2": 0.25 * 0.25 * 3, "r": 0.75 * 1 / 3.0, "r2": 0.75 * 2 / 3.0 * 0.5, "d": 0.75 / 3.0, "b": 0.75 / 3.0}
 			for a, w := range closed {
 				if math.Abs(want[a]-w) > 1e-15 {

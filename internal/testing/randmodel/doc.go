@@ -1,5 +1,5 @@
 // Package randmodel writes small random PEPA models, as source text, for the
-// differential tests of the solvers against internal/reference. A seed
+// differential tests of the solvers against internal/testing/reference. A seed
 // determines the model.
 //
 // The models go where hand-written tests do not: choices with duplicate

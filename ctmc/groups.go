@@ -87,10 +87,12 @@ const FinishedState = "finished"
 // Restrict returns the sub-model of s in which the given moving leaves
 // move, with every inert leaf that performs an action of theirs (the other
 // leaves removed), and a map from s's leaves to the sub-model's. moving nil
-// keeps every leaf. Stop lists, for some of the kept leaves, actions (s's
-// ids) whose transitions lead the leaf to a terminal local state (named
+// keeps every leaf. Stop lists, for some leaves, actions (s's ids) whose
+// transitions lead the leaf to a terminal local state (named
 // FinishedState, the leaf's last) instead of their targets: the stop rule
-// of semantics.md section 3, for finished machines. The sub-model's leaves
+// of semantics.md section 3, for finished machines. Entries for leaves the
+// sub-model does not keep are ignored, so every group of a model is
+// restricted with the model's one stop map. The sub-model's leaves
 // are in s's order. With moving nil its action ids are s's; with moving
 // given it has an action table of its own, with only the actions its
 // leaves perform (a group of a model of thousands of actions then sizes
@@ -125,7 +127,7 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 	}
 	for l := range stop {
 		if !keep[l] {
-			return nil, nil, fmt.Errorf("ctmc: leaf %s is stopped but not kept", l.Name)
+			continue // another group's machine
 		}
 		if l.Counts != nil {
 			return nil, nil, fmt.Errorf("ctmc: leaf %s is an aggregated array, which cannot be stopped", l.Name)

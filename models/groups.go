@@ -302,13 +302,10 @@ func (j *groupJob) derive(ctx context.Context, s *ctmc.Structure, stop map[*ctmc
 			return nil
 		}
 	}
-	groupStop := map[*ctmc.Leaf][]int32{}
-	for _, l := range j.leaves {
-		if a, ok := stop[l]; ok && len(j.leaves) > 1 {
-			groupStop[l] = a
-		}
+	if len(j.leaves) == 1 {
+		stop = nil // a machine alone has the same figures either way
 	}
-	sub, _, err := s.Restrict(j.leaves, groupStop)
+	sub, _, err := s.Restrict(j.leaves, stop)
 	if err != nil {
 		return err
 	}

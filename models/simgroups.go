@@ -20,13 +20,7 @@ func simulateGroup(ctx context.Context, s *ctmc.Structure, j *groupJob, machines
 	if opt.Semantics != passage.Initial {
 		return fmt.Errorf("%w (simulation estimates initial semantics only)", j.err)
 	}
-	groupStop := map[*ctmc.Leaf][]int32{}
-	for _, l := range j.leaves {
-		if a, ok := stop[l]; ok {
-			groupStop[l] = a
-		}
-	}
-	sub, _, err := s.Restrict(j.leaves, groupStop)
+	sub, _, err := s.Restrict(j.leaves, stop)
 	if err != nil {
 		return err
 	}

@@ -312,19 +312,15 @@ func machineGroups(s *ctmc.Structure, spec RobustnessSpec, initial []LeafDistrib
 	var out []*simGroup
 	for _, g := range s.Groups() {
 		grp := &simGroup{}
-		groupStop := map[*ctmc.Leaf][]int32{}
 		for _, l := range g {
 			if j, ok := machineOf[l]; ok {
 				grp.machines = append(grp.machines, j)
-			}
-			if a, ok := stop[l]; ok {
-				groupStop[l] = a
 			}
 		}
 		if len(grp.machines) == 0 {
 			continue
 		}
-		sub, mapping, err := s.Restrict(g, groupStop)
+		sub, mapping, err := s.Restrict(g, stop)
 		if err != nil {
 			return nil, err
 		}

@@ -662,3 +662,18 @@ func Plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// BatchEnds reports whether every deadlock of a chain derived with its
+// machines stopped (StopAll) is the end of the batch: a state where every
+// stopped machine is in its terminal state, so nothing is left to do.
+// Any other deadlock is a fault of the model.
+func BatchEnds(c *ctmc.Chain) bool {
+	for _, d := range c.Deadlocks {
+		for _, l := range c.S.Leaves {
+			if l.NumLocal > 1 && l.Counts == nil && l.LocalName(l.Local(c.State(int(d)))) != ctmc.FinishedState && l.LocalName(l.NumLocal-1) == ctmc.FinishedState {
+				return false
+			}
+		}
+	}
+	return true
+}

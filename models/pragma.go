@@ -22,6 +22,18 @@ type Pragmas struct {
 	Owners  map[string]*Owner
 }
 
+// PragmaError is a malformed pragma, at its position in the model's file.
+type PragmaError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+// Error is a diagnostic line, FILE:LINE:COL: error: MESSAGE.
+func (e *PragmaError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: error: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
 // ReadPragmas collects the pragmas of a parsed model.
 func ReadPragmas(f *lang.File) (*Pragmas, error) {
 	p := &Pragmas{Initial: map[string]map[string]float64{}, Owners: map[string]*Owner{}}
@@ -32,7 +44,7 @@ func ReadPragmas(f *lang.File) (*Pragmas, error) {
 		}
 		fields := strings.Fields(text)
 		fail := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d:%d: error: %s", f.Name, c.Pos.Line, c.Pos.Col, fmt.Sprintf(format, args...))
+			return &PragmaError{File: f.Name, Line: c.Pos.Line, Col: c.Pos.Col, Msg: fmt.Sprintf(format, args...)}
 		}
 		if len(fields) < 3 {
 			return nil, fail("pragma %s needs a component and values", fields[0])

@@ -9,10 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"pepa/ctmc"
-	"pepa/lang"
 )
 
 // outputFlags are the flags every analysis verb shares.
@@ -84,87 +82,33 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// loadModel reads, parses and checks one model, printing diagnostics. It
-// returns a non-negative exit code on failure.
-func loadModel(e *env, verb, name string) (*lang.Model, int) {
-	m, _, code := loadModelSource(e, verb, name)
-	return m, code
+// deadlockError is a chain with deadlocks where the analysis needs
+// none (steady state); fail prints its states as reportDeadlocks does.
+type deadlockError struct{ c *ctmc.Chain }
+
+func (d *deadlockError) Error() string {
+	i := int(d.c.Deadlocks[0])
+	return fmt.Sprintf("deadlock in state %d: %s", i, d.c.StateString(i))
 }
 
-// loadModelSource is loadModel that also returns the model's text.
-func loadModelSource(e *env, verb, name string) (*lang.Model, []byte, int) {
-	src, err := readInput(e, name)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "pepa %s: %v\n", verb, err)
-		return nil, nil, exitUsage
-	}
-	m, diags := lang.Load(displayName(name), src)
-	printDiags(e, diags, true)
-	if m == nil {
-		return nil, nil, exitInvalid
-	}
-	return m, src, -1
-}
-
-// compileModel compiles a checked model.
-func compileModel(e *env, name string, m *lang.Model, o *outputFlags) (*ctmc.Structure, int) {
-	s, err := ctmc.Compile(m, ctmc.Options{Aggregate: o.aggregate, MaxStates: o.maxStates, SeparateRates: o.separateRates})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), o.memory.explainLimit(err))
-		return nil, exitInvalid
-	}
-	return s, -1
-}
-
-// deriveModel compiles and derives a model's chain, with progress on a
-// terminal.
-func deriveModel(ctx context.Context, e *env, verb, name string, m *lang.Model, o *outputFlags) (*ctmc.Chain, int) {
-	s, code := compileModel(e, name, m, o)
-	if code >= 0 {
-		return nil, code
-	}
-	return deriveStructure(ctx, e, verb, name, s, o)
-}
-
-// deriveStructure derives a compiled model's chain.
-func deriveStructure(ctx context.Context, e *env, verb, name string, s *ctmc.Structure, o *outputFlags) (*ctmc.Chain, int) {
-	opt := ctmc.DeriveOptions{MaxStates: o.maxStates}
-	if e.stderrTerminal {
-		opt.Progress = func(n int, d time.Duration) {
-			fmt.Fprintf(e.stderr, "\rderiving %s: %d states (%.0f states/s)   ", displayName(name), n, float64(n)/d.Seconds())
-		}
-	}
-	derive := func(s *ctmc.Structure) (*ctmc.Chain, error) { return ctmc.Derive(ctx, s, opt) }
-	var c *ctmc.Chain
-	var err error
-	if key, ok := e.chainKey[name]; ok && e.chains != nil {
-		c, err = e.chains.Chain(ctx, key, s, derive)
-	} else {
-		c, err = derive(s)
-	}
-	if e.stderrTerminal {
-		fmt.Fprint(e.stderr, "\r\033[K")
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(e.stderr, "pepa %s: interrupted\n", verb)
-			return nil, exitInterrupted
-		}
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), o.memory.explainLimit(err))
-		return nil, exitInvalid
-	}
-	return c, -1
-}
+func deadlockErr(c *ctmc.Chain) error { return &deadlockError{c} }
 
 // reportDeadlocks prints the deadlocked states (at most a few) as errors.
 func reportDeadlocks(e *env, name string, c *ctmc.Chain) {
+	fmt.Fprintln(e.stderr, deadlockLines(name, c))
+}
+
+// deadlockLines are the deadlocked states (at most five) as error lines.
+func deadlockLines(name string, c *ctmc.Chain) string {
+	var lines []string
 	for k, d := range c.Deadlocks {
 		if k == 5 {
-			fmt.Fprintf(e.stderr, "%s: error: ... and %d more deadlocked states\n", displayName(name), len(c.Deadlocks)-5)
+			lines = append(lines, fmt.Sprintf("%s: error: ... and %d more deadlocked states", displayName(name), len(c.Deadlocks)-5))
 			break
 		}
-		fmt.Fprintf(e.stderr, "%s: error: deadlock in state %d: %s\n", displayName(name), d, c.StateString(int(d)))
+		lines = append(lines, fmt.Sprintf("%s: error: deadlock in state %d: %s", displayName(name), d, c.StateString(int(d))))
 	}
+	return strings.Join(lines, "\n")
 }
 
 func csvQuote(s string) string {

@@ -10,8 +10,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-
-	"pepa/models/sweep"
 )
 
 // Exit codes shared by every verb (the contract in cli.md).
@@ -47,11 +45,6 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	stderrTerminal bool // show progress on long runs
-	// chains, set by sweep for its points, derives each model's chain
-	// once (deriveStructure); chainKey names the model of each of the
-	// point's files.
-	chains   *sweep.ChainCache
-	chainKey map[string]string
 }
 
 func main() {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 
+	"pepa/ctmc/shard"
 	"pepa/ctmc/simulate"
-	"pepa/models/shard"
-	"pepa/models/sweep"
+	"pepa/ctmc/sweep"
 )
 
 func runMerge(_ context.Context, e *env, args []string) int {

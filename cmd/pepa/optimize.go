@@ -42,17 +42,14 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	if ctx, code = mem.resolve(ctx, e, "optimize"); code >= 0 {
 		return code
 	}
-	switch {
-	case len(files) != 1:
-		return usageError(e, "optimize", "need exactly one specification file")
-	case !(*beta > 0) || math.IsInf(*beta, 0):
-		return usageError(e, "optimize", "--beta is required and must be positive")
-	case *objective != "min" && *objective != "joint":
-		return usageError(e, "optimize", "--objective must be min or joint")
-	case *budget <= 0:
-		return usageError(e, "optimize", "--budget must be positive")
-	case *format != "text" && *format != "json":
-		return usageError(e, "optimize", "--format must be text or json")
+	c := &checker{e: e, verb: "optimize"}
+	c.require(len(files) == 1, "need exactly one specification file")
+	c.positiveSeconds("--beta", *beta, true)
+	c.oneOf("--objective", *objective, "min", "joint")
+	c.require(*budget > 0, "--budget must be positive")
+	c.oneOf("--format", *format, "text", "json")
+	if c.failed() {
+		return c.code
 	}
 	in, code := loadSpec(e, "optimize", files[0])
 	if code >= 0 {
@@ -101,72 +98,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 	}
-	bestHeuristic := math.Inf(-1)
-	for _, h := range res.Heuristics {
-		bestHeuristic = math.Max(bestHeuristic, h.Score)
-	}
-	movesPerSecond := float64(res.Moves) / res.Elapsed.Seconds()
-	err = writeOutput(e, "", func(w io.Writer) error {
-		if *format == "json" {
-			type cand struct {
-				Name       string              `json:"name"`
-				Score      float64             `json:"score"`
-				Robustness float64             `json:"robustness"`
-				PAll       float64             `json:"p_all_by_beta"`
-				Makespan   any                 `json:"expected_makespan"`
-				Allocation map[string][]string `json:"allocation"`
-			}
-			mk := func(c models.Candidate) cand {
-				return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), in.MappingOf(c.Name, c.Allocation).Allocation}
-			}
-			var hs []cand
-			for _, h := range res.Heuristics {
-				hs = append(hs, mk(h))
-			}
-			return writeJSON(w, map[string]any{"beta": *beta, "objective": *objective, "heuristics": hs, "best": mk(res.Best),
-				"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "group_solves": res.GroupSolves, "seconds": res.Elapsed.Seconds(),
-				"proved": res.Proved, "upper_bound": res.Bound, "gap": res.Gap(), "restarts": res.Restarts,
-				"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic})
-		}
-		fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", *beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[*objective])
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "mapping\trobustness\tP(all <= beta)\tE[makespan]")
-		for _, c := range append(append([]models.Candidate{}, res.Heuristics...), res.Best) {
-			fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
-		switch {
-		case res.Proved:
-			fmt.Fprintf(w, "stopped: %s after %.1f s: no mapping scores above %.6f (each machine computing its applications in specification order)\n",
-				res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
-		default:
-			why := res.Stopped
-			if why == models.StoppedBudget {
-				why = "budget spent"
-			}
-			fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
-				why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
-		}
-		if res.Exact && res.Moves == 0 {
-			fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",
-				res.Evaluations, res.Best.Score-bestHeuristic)
-		} else {
-			groups := ""
-			if len(in.Resources) > 0 {
-				// Coupled machines: each group solved once per content.
-				groups = fmt.Sprintf(", %d group solves", res.GroupSolves)
-			}
-			fmt.Fprintf(w, "search: %d moves (%.0f per second), %d local searches, %d machine solves%s; gain over the best heuristic %+.6f\n",
-				res.Moves, movesPerSecond, res.Restarts, res.Evaluations, groups, res.Best.Score-bestHeuristic)
-		}
-		fmt.Fprintln(w, "best mapping:")
-		for _, m := range in.Machines {
-			fmt.Fprintf(w, "  %s: %v\n", m, best.Allocation[m])
-		}
-		return nil
-	})
-	if err != nil {
+	if err := writeOutput(e, "", func(w io.Writer) error { return writeOptimize(w, in, res, best, *beta, *objective, *format) }); err != nil {
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}
@@ -175,6 +107,74 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		return exitInterrupted
 	}
 	return exitOK
+}
+
+// writeOptimize prints a search's result: the heuristics' mappings and
+// the best, how the search stopped and how far from optimal it may be.
+func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult, best models.Mapping, beta float64, objective, format string) error {
+	bestHeuristic := math.Inf(-1)
+	for _, h := range res.Heuristics {
+		bestHeuristic = math.Max(bestHeuristic, h.Score)
+	}
+	movesPerSecond := float64(res.Moves) / res.Elapsed.Seconds()
+	if format == "json" {
+		type cand struct {
+			Name       string              `json:"name"`
+			Score      float64             `json:"score"`
+			Robustness float64             `json:"robustness"`
+			PAll       float64             `json:"p_all_by_beta"`
+			Makespan   any                 `json:"expected_makespan"`
+			Allocation map[string][]string `json:"allocation"`
+		}
+		mk := func(c models.Candidate) cand {
+			return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), in.MappingOf(c.Name, c.Allocation).Allocation}
+		}
+		var hs []cand
+		for _, h := range res.Heuristics {
+			hs = append(hs, mk(h))
+		}
+		return writeJSON(w, map[string]any{"beta": beta, "objective": objective, "heuristics": hs, "best": mk(res.Best),
+			"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "group_solves": res.GroupSolves, "seconds": res.Elapsed.Seconds(),
+			"proved": res.Proved, "upper_bound": res.Bound, "gap": res.Gap(), "restarts": res.Restarts,
+			"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic})
+	}
+	fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[objective])
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "mapping\trobustness\tP(all <= beta)\tE[makespan]")
+	for _, c := range append(append([]models.Candidate{}, res.Heuristics...), res.Best) {
+		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	switch {
+	case res.Proved:
+		fmt.Fprintf(w, "stopped: %s after %.1f s: no mapping scores above %.6f (each machine computing its applications in specification order)\n",
+			res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
+	default:
+		why := res.Stopped
+		if why == models.StoppedBudget {
+			why = "budget spent"
+		}
+		fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
+			why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
+	}
+	if res.Exact && res.Moves == 0 {
+		fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",
+			res.Evaluations, res.Best.Score-bestHeuristic)
+	} else {
+		groups := ""
+		if len(in.Resources) > 0 {
+			// Coupled machines: each group solved once per content.
+			groups = fmt.Sprintf(", %d group solves", res.GroupSolves)
+		}
+		fmt.Fprintf(w, "search: %d moves (%.0f per second), %d local searches, %d machine solves%s; gain over the best heuristic %+.6f\n",
+			res.Moves, movesPerSecond, res.Restarts, res.Evaluations, groups, res.Best.Score-bestHeuristic)
+	}
+	fmt.Fprintln(w, "best mapping:")
+	for _, m := range in.Machines {
+		fmt.Fprintf(w, "  %s: %v\n", m, best.Allocation[m])
+	}
+	return nil
 }
 
 // checkWritable makes sure a file can be created at path (without leaving

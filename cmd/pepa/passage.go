@@ -2,20 +2,35 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"pepa/ctmc"
+	"pepa/models"
 	"pepa/passage"
 )
 
+// passageCmd is 'pepa passage': a passage.Query on one model.
+type passageCmd struct {
+	analysisBase
+	query  passage.Query
+	source string // --source-action and --target-action as given
+	target string
+	eps    float64
+}
+
 func runPassage(ctx context.Context, e *env, args []string) int {
+	a, ctx, code := parsePassage(ctx, e, args)
+	if code >= 0 {
+		return code
+	}
+	return runAnalysis(ctx, e, a)
+}
+
+func parsePassage(ctx context.Context, e *env, args []string) (*passageCmd, context.Context, int) {
 	fs := newFlags(e, "passage", "passage [flags] FILE",
 		`  pepa passage --target-action compute9 --at 45 testdata/mapping-a.pepa
         P(first firing of compute9 <= 45) from the initial state
@@ -31,82 +46,51 @@ State predicates: COMPONENT == STATE, COMPONENT != STATE, combined with &&, ||,
 ! and parentheses; quote names with spaces or brackets: M1 == "(b, r).M1".
 Components are named as in 'pepa states' (M1, Client[2]).
 `)
-	var o outputFlags
-	o.register(fs)
-	source := fs.String("source-action", "", "comma-separated source actions: plug-in semantics (states entered by them, steady-state weighted)")
-	target := fs.String("target-action", "", "comma-separated target actions: the passage ends when one fires (or, with a source, enters)")
-	pred := fs.String("target", "", "state predicate: the passage ends on entering a state where it holds")
+	a := &passageCmd{analysisBase: analysisBase{verb: "passage"}}
+	a.o.register(fs)
+	fs.StringVar(&a.source, "source-action", "", "comma-separated source actions: plug-in semantics (states entered by them, steady-state weighted)")
+	fs.StringVar(&a.target, "target-action", "", "comma-separated target actions: the passage ends when one fires (or, with a source, enters)")
+	fs.StringVar(&a.query.Target, "target", "", "state predicate: the passage ends on entering a state where it holds")
 	times := fs.String("times", "", "time grid `START:STOP:STEP`")
 	at := fs.String("at", "", "comma-separated times `t1,t2,...`")
-	pdf := fs.Bool("pdf", false, "also print the density")
+	fs.BoolVar(&a.query.PDF, "pdf", false, "also print the density")
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
-	eps := fs.Float64("epsilon", 1e-10, "bound on the error of every CDF value (raised, with a warning, to what float64 can keep over the series' steps)")
-	flat := fs.Bool("flat", false, "solve on the whole product chain even where the passage concerns one independent part")
+	fs.Float64Var(&a.eps, "epsilon", 1e-10, "bound on the error of every CDF value (raised, with a warning, to what float64 can keep over the series' steps)")
+	fs.BoolVar(&a.query.Flat, "flat", false, "solve on the whole product chain even where the passage concerns one independent part")
 	wantMean := fs.Bool("mean", true, "compute the mean passage time; --mean=false skips it (on a big chain it can cost more than the CDF; the JSON mean is then null, mean_unavailable \"not asked\")")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
-		return code
+		return nil, ctx, code
 	}
-	ctx, code = o.validate(ctx, e, "passage")
-	if code >= 0 {
-		return code
+	a.files = files
+	if ctx, code = a.o.validate(ctx, e, "passage"); code >= 0 {
+		return nil, ctx, code
 	}
-	if len(files) != 1 {
-		return usageError(e, "passage", "need exactly one model file")
+	c := &checker{e: e, verb: "passage"}
+	c.require(len(files) == 1, "need exactly one model file")
+	c.epsilon(a.eps)
+	c.require((a.target == "") != (a.query.Target == ""), "give exactly one of --target-action and --target")
+	c.require(a.source == "" || a.target != "", "--source-action (plug-in semantics) needs --target-action")
+	a.query.Times = c.grid(*times, *at)
+	a.query.Quantiles = c.probabilities("--quantile", *quant)
+	if c.failed() {
+		return nil, ctx, c.code
 	}
-	if !(*eps > 0 && *eps < 0.1) {
-		return usageError(e, "passage", "--epsilon must be in (0, 0.1)")
-	}
-	if (*target == "") == (*pred == "") {
-		return usageError(e, "passage", "give exactly one of --target-action and --target")
-	}
-	if *source != "" && *target == "" {
-		return usageError(e, "passage", "--source-action (plug-in semantics) needs --target-action")
-	}
-	grid, err := parseGrid(*times, *at)
+	a.query.SourceActions, a.query.TargetActions = splitList(a.source), splitList(a.target)
+	a.query.NoMean = !*wantMean
+	return a, ctx, -1
+}
+
+func (a *passageCmd) solve(ctx context.Context, e *env, in []models.Input, derive deriver) (any, error) {
+	s, err := ctmc.Compile(in[0].Model, ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates})
 	if err != nil {
-		return usageError(e, "passage", "%v", err)
+		return nil, err
 	}
-	quantiles, err := parseFloats(*quant)
-	if err != nil {
-		return usageError(e, "passage", "--quantile: %v", err)
-	}
-	for _, p := range quantiles {
-		if !(p > 0 && p < 1) {
-			return usageError(e, "passage", "--quantile: %g is not a probability in (0, 1)", p)
-		}
-	}
-	name := files[0]
-	timer := newStageTimer(o.verbose)
-	m, code := loadModel(e, "passage", name)
-	if code >= 0 {
-		return code
-	}
-	timer.mark("load", "")
-	fail := func(err error) int {
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", displayName(name), err)
-		return exitInvalid
-	}
-	s, code := compileModel(e, name, m, &o)
-	if code >= 0 {
-		return code
-	}
-	srcNames, tgtNames := splitList(*source), splitList(*target)
-	query := passage.Query{SourceActions: srcNames, TargetActions: tgtNames, Target: *pred, Times: grid, Quantiles: quantiles, PDF: *pdf, Flat: *flat, NoMean: !*wantMean}
-	aopt := passage.AnalyzeOptions{Epsilon: *eps}
-	deriveCode := -1
+	timer := a.timer()
+	aopt := passage.AnalyzeOptions{Epsilon: a.eps}
 	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
 		timer.mark("compile", "")
-		c, code := deriveStructure(ctx, e, "passage", name, s, &o)
-		if code >= 0 {
-			deriveCode = code
-			return nil, errDerivationReported
-		}
-		timer.mark("derive", derivedDetail(c, timer))
-		return c, nil
+		return derive(ctx, 0, s)
 	}
 	if timer != nil {
 		aopt.Stage = timer.mark
@@ -119,166 +103,17 @@ Components are named as in 'pepa states' (M1, Client[2]).
 				fmt.Fprintf(e.stderr, "\runiformization: step %d   ", step)
 			}
 		}
+		defer fmt.Fprint(e.stderr, "\r\033[K")
 	}
-	an, err := passage.Analyze(ctx, s, query, aopt)
-	if e.stderrTerminal {
-		fmt.Fprint(e.stderr, "\r\033[K")
-	}
-	if deriveCode >= 0 {
-		return deriveCode
-	}
-	if err != nil {
-		return fail(err)
-	}
-	timer.print(e.stderr, "passage", displayName(name))
-	c, r, semantics, solved, why := an.Chain, an.Result, an.Semantics, an.Solved, an.SolvedWhy
-	if !r.Reachable {
-		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", displayName(name))
-	}
-	if r.Epsilon > *eps {
-		fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what float64 can keep over %d steps; every CDF value is within %.2g instead\n", displayName(name), *eps, r.Iterations(), r.Epsilon)
-	}
-	mean := an.Mean
-	if an.MeanErr != nil {
-		fmt.Fprintf(e.stderr, "%s: warning: %v\n", displayName(name), an.MeanErr)
-	}
-	type point struct {
-		T   float64  `json:"t"`
-		CDF float64  `json:"cdf"`
-		PDF *float64 `json:"pdf,omitempty"`
-	}
-	var points []point
-	for _, p := range an.Points {
-		pt := point{T: p.T, CDF: p.CDF}
-		if *pdf {
-			d := p.PDF
-			pt.PDF = &d
-		}
-		points = append(points, pt)
-	}
-	type qpoint struct {
-		P float64  `json:"p"`
-		T *float64 `json:"t"` // null: the target is reached with a smaller probability
-	}
-	var qs []qpoint
-	for _, q := range an.Quantiles {
-		qp := qpoint{P: q.P}
-		if !math.IsInf(q.T, 1) {
-			t := q.T
-			qp.T = &t
-		}
-		qs = append(qs, qp)
-	}
-	var meanPtr *float64
-	if !math.IsInf(mean, 1) && !math.IsNaN(mean) {
-		meanPtr = &mean
-	}
-	meanUnavailable := ""
-	switch {
-	case an.MeanErr != nil:
-		meanUnavailable = an.MeanErr.Error()
-	case an.MeanFrom == "not asked":
-		meanUnavailable = "not asked (--mean=false)"
-	}
-	err = writeOutput(e, o.out, func(w io.Writer) error {
-		switch o.format {
-		case "json":
-			out := struct {
-				Model         string   `json:"model"`
-				Semantics     string   `json:"semantics"`
-				Solved        string   `json:"solved"`
-				SolvedWhy     string   `json:"solved_why"`
-				SourceActions []string `json:"source_actions"`
-				TargetActions []string `json:"target_actions"`
-				Target        string   `json:"target,omitempty"`
-				States        int      `json:"states"`
-				Epsilon       float64  `json:"epsilon"`
-				Q             float64  `json:"uniformization_rate"`
-				Iterations    int      `json:"iterations"`
-				Method        string   `json:"method"`
-				Reachable     bool     `json:"reachable"`
-				Mean          *float64 `json:"mean"`
-				// MeanUnavailable says why the mean is null although the
-				// passage ends: it could not be computed (the CDF is exact).
-				MeanUnavailable string   `json:"mean_unavailable,omitempty"`
-				Points          []point  `json:"points"`
-				Quantiles       []qpoint `json:"quantiles,omitempty"`
-			}{displayName(name), string(semantics), solved, why, nonNil(srcNames), nonNil(tgtNames), *pred, c.N, r.Epsilon, r.Q, r.Iterations(), r.Method, r.Reachable, meanPtr, meanUnavailable, points, qs}
-			return writeJSON(w, out)
-		case "csv":
-			if len(points) > 0 {
-				if *pdf {
-					fmt.Fprintln(w, "t,cdf,pdf")
-				} else {
-					fmt.Fprintln(w, "t,cdf")
-				}
-				for _, p := range points {
-					if p.PDF != nil {
-						fmt.Fprintf(w, "%s,%s,%s\n", fmtFloat(p.T), fmtFloat(p.CDF), fmtFloat(*p.PDF))
-					} else {
-						fmt.Fprintf(w, "%s,%s\n", fmtFloat(p.T), fmtFloat(p.CDF))
-					}
-				}
-			}
-			return nil
-		}
-		fmt.Fprintf(w, "model:      %s (%d states, solved %s: %s)\n", displayName(name), c.N, solved, why)
-		switch {
-		case *pred != "":
-			fmt.Fprintf(w, "passage:    from the initial state into states where %s\n", *pred)
-		case semantics == passage.Plugin:
-			fmt.Fprintf(w, "passage:    plug-in semantics, from states entered by %s to states entered by %s\n", *source, *target)
-		default:
-			fmt.Fprintf(w, "passage:    from the initial state to the first firing of %s\n", *target)
-		}
-		if meanPtr != nil {
-			fmt.Fprintf(w, "mean:       %.10g\n", mean)
-		} else if an.MeanFrom == "not asked" {
-			fmt.Fprintf(w, "mean:       not asked (--mean=false)\n")
-		} else if an.MeanErr != nil {
-			fmt.Fprintf(w, "mean:       unavailable (%v)\n", an.MeanErr)
-		} else {
-			fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
-		}
-		if r.Method == "uniformization" {
-			fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (uniformization, q = %.6g, %d steps)\n\n", r.Epsilon, r.Q, r.Iterations())
-		} else {
-			fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (%s: the series would need more than %d steps at q = %.6g)\n\n", r.Epsilon, r.Method, passage.DenseSwitchSteps, r.Q)
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		if *pdf {
-			fmt.Fprintln(tw, "t\tcdf\tpdf\t")
-		} else {
-			fmt.Fprintln(tw, "t\tcdf\t")
-		}
-		for _, p := range points {
-			if p.PDF != nil {
-				fmt.Fprintf(tw, "%g\t%.10f\t%.10g\t\n", p.T, p.CDF, *p.PDF)
-			} else {
-				fmt.Fprintf(tw, "%g\t%.10f\t\n", p.T, p.CDF)
-			}
-		}
-		tw.Flush()
-		if len(qs) > 0 {
-			fmt.Fprintln(w)
-			tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "quantile\tt\t")
-			for _, q := range qs {
-				if q.T == nil {
-					fmt.Fprintf(tw, "%g\tinfinite\t\n", q.P)
-				} else {
-					fmt.Fprintf(tw, "%g\t%.10g\t\n", q.P, *q.T)
-				}
-			}
-			tw.Flush()
-		}
+	return passage.Analyze(ctx, s, a.query, aopt)
+}
+
+// timer is the model's stage timer (nil: none).
+func (b *analysisBase) timer() *stageTimer {
+	if len(b.timers) == 0 {
 		return nil
-	})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "pepa passage: %v\n", err)
-		return exitInvalid
 	}
-	return exitOK
+	return b.timers[0]
 }
 
 func nonNil(s []string) []string {
@@ -286,28 +121,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func parseFloats(s string) ([]float64, error) {
-	var out []float64
-	for _, f := range splitList(s) {
-		x, err := strconv.ParseFloat(f, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("%q is not a number", f)
-		}
-		out = append(out, x)
-	}
-	return out, nil
 }
 
 // maxGridPoints bounds a --times grid.
@@ -361,7 +174,3 @@ func parseGrid(times, at string) ([]float64, error) {
 	}
 	return out, nil
 }
-
-// errDerivationReported stands for a derivation failure already printed
-// (with its own exit code) by deriveStructure.
-var errDerivationReported = errors.New("derivation failed")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"pepa/models/sweep"
+	"pepa/ctmc/sweep"
 )
 
 // runShards runs a verb in n shards (written in dir) and returns the

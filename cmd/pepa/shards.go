@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
+	"pepa/ctmc/shard"
 	"pepa/ctmc/simulate"
-	"pepa/models/shard"
 )
 
 // shardUsage is the --shard flag's help.

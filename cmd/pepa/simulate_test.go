@@ -9,6 +9,7 @@ import (
 
 	"pepa/ctmc/simulate"
 	"pepa/internal/testing/testchain"
+	"pepa/models"
 )
 
 // TestSimulateOutputIndependentOfWorkers: the same seed and replications
@@ -54,7 +55,7 @@ func TestSimulateMatchesLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := testchain.ChainFile(t, "../../testdata/cluster/paired.pepa")
-	spec, _, err := robustnessSpec(c.S, 30, nil, false)
+	spec, _, err := models.SimulationSpec(c.S, 30, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,22 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"text/tabwriter"
 
+	"pepa/ctmc"
+	"pepa/ctmc/shard"
+	"pepa/ctmc/sweep"
 	"pepa/internal/membudget"
-	"pepa/models/shard"
-	"pepa/models/sweep"
+	"pepa/models"
 )
 
 // varyFlags collects repeated --vary flags.
@@ -32,20 +31,65 @@ func (v *varyFlags) Set(s string) error {
 	return nil
 }
 
-// runVerb runs a verb by name; set in init, because the verb table
-// refers to runSweep, which runs verbs.
-var runVerb func(ctx context.Context, e *env, name string, args []string) int
-
-func init() {
-	runVerb = func(ctx context.Context, e *env, name string, args []string) int {
-		return verbs[name].run(ctx, e, args)
-	}
+// sweepParsers parse the flags of the verbs a sweep runs at its points.
+var sweepParsers = map[string]func(ctx context.Context, e *env, args []string) (analysis, context.Context, int){
+	"states": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+		return parseStates(ctx, e, args)
+	},
+	"steady": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+		return parseSteady(ctx, e, args)
+	},
+	"passage": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+		return parsePassage(ctx, e, args)
+	},
+	"robustness": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+		return parseRobustness(ctx, e, args)
+	},
+	"simulate": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+		return parseSimulate(ctx, e, args)
+	},
 }
 
-// sweepVerbs are the verbs whose JSON measures a sweep collects.
-var sweepVerbs = map[string]bool{"states": true, "steady": true, "passage": true, "robustness": true, "simulate": true}
+// sweepCmd is 'pepa sweep': the grid, the verb (parsed as the verb parses
+// its flags) and how to show the result.
+type sweepCmd struct {
+	fs          *flag.FlagSet
+	params      []sweep.Param
+	format, out string
+	plotPath    string
+	columns     string
+	workers     int
+	tol         float64
+	shard       shard.Index
+	mem         memoryFlag
+	verb        string
+	verbArgs    []string // the verb and its arguments, as given
+	a           analysis
+}
+
+// sweepPoint is one point's measures: the verb's JSON numbers by path,
+// and the series whose crossings are found.
+type sweepPoint struct {
+	cols   []sweep.Column
+	series []float64
+}
 
 func runSweep(ctx context.Context, e *env, args []string) int {
+	s, ctx, code := parseSweep(ctx, e, args)
+	if code >= 0 {
+		return code
+	}
+	res, code := s.run(ctx, e)
+	if code >= 0 {
+		return code
+	}
+	if s.shard.N > 0 {
+		return s.writeShard(e, res)
+	}
+	return writeSweep(e, res, s.format, s.columns, s.plotPath, s.out)
+}
+
+func parseSweep(ctx context.Context, e *env, args []string) (*sweepCmd, context.Context, int) {
 	fs := newFlags(e, "sweep", "sweep --vary NAME=RANGE [--vary NAME=RANGE] [flags] VERB [verb flags] FILE...",
 		`  pepa sweep --vary 'r3=0.1:0.5:0.05' robustness --beta 30 testdata/cluster/paired.pepa testdata/cluster/uneven.pepa
         robustness of both mappings as application 3's ideal rate r3 varies, and where the ranking changes
@@ -56,253 +100,197 @@ func runSweep(ctx context.Context, e *env, args []string) int {
 
 RANGE is START:STOP:STEP or V1,V2,...; NAME a rate constant defined in every
 model (NAME = EXPRESSION;), whose definition is replaced by each value. The
-model files are the VERB's arguments ending in .pepa. The measures are the
-numbers of 'pepa VERB --format json', named by their JSON paths
+model files are the VERB's. The measures are the numbers of
+'pepa VERB --format json', named by their JSON paths
 (mappings[a.pepa].robustness, throughput[walk1].throughput).
 `)
+	s := &sweepCmd{fs: fs}
 	var vary varyFlags
 	fs.Var(&vary, "vary", "a rate constant and its values: `NAME=START:STOP:STEP` or NAME=V1,V2,... (once or twice)")
-	format := fs.String("format", "text", "output format: text, json or csv")
-	out := fs.String("o", "", "write the result to `FILE` (atomically) instead of standard output")
-	plotPath := fs.String("plot", "", "draw the measures against the parameter (a heat map for two) to `FILE`.png or .svg")
-	columns := fs.String("columns", "", "comma-separated substrings: keep the measures whose names contain one (default for text and plots: the verb's headline measures)")
-	workers := fs.Int("workers", 0, "points solved at once (default: every core)")
-	tol := fs.Float64("crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
-	var mem memoryFlag
-	mem.register(fs)
+	fs.StringVar(&s.format, "format", "text", "output format: text, json or csv")
+	fs.StringVar(&s.out, "o", "", "write the result to `FILE` (atomically) instead of standard output")
+	fs.StringVar(&s.plotPath, "plot", "", "draw the measures against the parameter (a heat map for two) to `FILE`.png or .svg")
+	fs.StringVar(&s.columns, "columns", "", "comma-separated substrings: keep the measures whose names contain one (default for text and plots: the verb's headline measures)")
+	fs.IntVar(&s.workers, "workers", 0, "points solved at once (default: every core)")
+	fs.Float64Var(&s.tol, "crossing-tolerance", 1e-6, "refine each crossing to this fraction of the grid step")
+	s.mem.register(fs)
 	shardArg := fs.String("shard", "", shardUsage+" (the grid's points; a shard also evaluates the points past its range that its last crossing needs)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, e.stdout)
-			return exitOK
+			return nil, ctx, exitOK
 		}
 		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
 		printUsage(fs, e.stderr)
-		return exitUsage
+		return nil, ctx, exitUsage
 	}
 	rest := fs.Args()
-	switch {
-	case len(vary) == 0:
-		return usageError(e, "sweep", "give --vary NAME=RANGE")
-	case len(vary) > 2:
-		return usageError(e, "sweep", "at most two --vary parameters")
-	case len(vary) == 2 && vary[0].Name == vary[1].Name:
-		return usageError(e, "sweep", "--vary %s given twice", vary[0].Name)
-	case *format != "text" && *format != "json" && *format != "csv":
-		return usageError(e, "sweep", "unknown --format %q (want text, json or csv)", *format)
-	case !(*tol > 0 && *tol < 1):
-		return usageError(e, "sweep", "--crossing-tolerance must be in (0, 1)")
-	case len(rest) == 0:
-		return usageError(e, "sweep", "no verb given (one of robustness, steady, passage, simulate, states)")
-	case !sweepVerbs[rest[0]]:
-		return usageError(e, "sweep", "cannot sweep verb %q (want robustness, steady, passage, simulate or states)", rest[0])
+	s.params = vary
+	c := &checker{e: e, verb: "sweep"}
+	c.require(len(vary) > 0, "give --vary NAME=RANGE")
+	c.require(len(vary) <= 2, "at most two --vary parameters")
+	c.require(len(vary) != 2 || vary[0].Name != vary[1].Name, "--vary %s given twice", firstName(vary))
+	c.oneOf("--format", s.format, "text", "json", "csv")
+	c.require(s.tol > 0 && s.tol < 1, "--crossing-tolerance must be in (0, 1)")
+	c.require(len(rest) > 0, "no verb given (one of robustness, steady, passage, simulate, states)")
+	if len(rest) > 0 {
+		c.require(sweepParsers[rest[0]] != nil, "cannot sweep verb %q (want robustness, steady, passage, simulate or states)", rest[0])
 	}
-	if *plotPath != "" {
-		if code := checkSweepPlot(e, "sweep", *plotPath); code >= 0 {
-			return code
-		}
+	if s.plotPath != "" {
+		c.require(isSweepPlot(s.plotPath), "--plot wants a .png or .svg file name")
 	}
-	var ix shard.Index
-	if *shardArg != "" {
+	if *shardArg != "" && !c.failed() {
 		var err error
-		if ix, err = shard.Parse(*shardArg); err != nil {
-			return usageError(e, "sweep", "%v", err)
-		}
-		if *plotPath != "" {
-			return usageError(e, "sweep", "--plot draws the whole sweep: give it to pepa merge")
-		}
+		s.shard, err = shard.Parse(*shardArg)
+		c.require(err == nil, "%v", err)
+		c.require(s.plotPath == "", "--plot draws the whole sweep: give it to pepa merge")
 	}
-	verb, verbArgs := rest[0], rest[1:]
-	var fileIdx []int
-	for i, a := range verbArgs {
-		for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot", "--shard", "-shard"} {
-			if a == bad || strings.HasPrefix(a, bad+"=") {
-				return usageError(e, "sweep", "%s belongs to sweep, not to the verb", bad)
+	if !c.failed() {
+		for _, a := range rest[1:] {
+			for _, bad := range []string{"--format", "-format", "-o", "--o", "--plot", "-plot", "--shard", "-shard"} {
+				c.require(a != bad && !strings.HasPrefix(a, bad+"="), "%s belongs to sweep, not to the verb", bad)
 			}
 		}
-		if !strings.HasPrefix(a, "-") && strings.HasSuffix(strings.ToLower(a), ".pepa") {
-			fileIdx = append(fileIdx, i)
-		}
 	}
-	if len(fileIdx) == 0 {
-		return usageError(e, "sweep", "no model file (an argument ending in .pepa) among the verb's arguments")
+	if c.failed() {
+		return nil, ctx, c.code
 	}
-	names := make([]string, len(vary))
-	for i, p := range vary {
-		names[i] = p.Name
+	s.verb, s.verbArgs = rest[0], rest
+	// One budget for the whole sweep: its points run at once in this
+	// process and share it (the verb's flags may not set another).
+	ctx, code := s.mem.resolve(ctx, e, "sweep")
+	if code >= 0 {
+		return nil, ctx, code
 	}
-	srcs := make([][]byte, len(fileIdx))
-	for k, i := range fileIdx {
-		b, err := readInput(e, verbArgs[i])
+	a, ctx, code := sweepParsers[s.verb](ctx, e, rest[1:])
+	if code >= 0 {
+		return nil, ctx, code
+	}
+	s.a = a
+	return s, ctx, -1
+}
+
+func firstName(v varyFlags) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0].Name
+}
+
+// run is the sweep's one library call: the verb's solve at every point of
+// the range, each model's chain derived once.
+func (s *sweepCmd) run(ctx context.Context, e *env) (*sweep.Result, int) {
+	b := s.a.base()
+	spec := sweep.Spec{Params: s.params, Workers: s.workers, Tolerance: s.tol}
+	for _, f := range b.files {
+		text, err := readInput(e, f)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
-			return exitUsage
+			return nil, exitUsage
 		}
-		srcs[k] = b
-		// Every model must define every varied constant.
-		if _, err := sweep.EditSource(verbArgs[i], b, names, make([]float64, len(names))); err != nil {
-			fmt.Fprintf(e.stderr, "%v\n", err)
-			return exitInvalid
-		}
+		b.sources = append(b.sources, text)
+		spec.Models = append(spec.Models, sweep.Source{Name: displayName(f), Text: text})
 	}
-	tmp, err := os.MkdirTemp("", "pepa-sweep-")
-	if err != nil {
-		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
-		return exitInvalid
-	}
-	defer os.RemoveAll(tmp)
-	// Each model's chain is derived once, at the first point that needs
-	// it, and rerated at the others.
-	chains := &sweep.ChainCache{}
-	var counter atomic.Int64
-	// evaluate runs the verb on the models edited for one point and
-	// returns its measures.
-	evaluate := func(ctx context.Context, values []float64) ([]sweep.Column, error) {
-		dir := filepath.Join(tmp, fmt.Sprint(counter.Add(1)))
-		a := append([]string{}, verbArgs...)
-		var replace []string
-		keys := map[string]string{}
-		for k, i := range fileIdx {
-			edited, err := sweep.EditSource(verbArgs[i], srcs[k], names, values)
-			if err != nil {
-				return nil, err
-			}
-			d := filepath.Join(dir, fmt.Sprint(k))
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return nil, err
-			}
-			p := filepath.Join(d, filepath.Base(verbArgs[i]))
-			if err := os.WriteFile(p, edited, 0o644); err != nil {
-				return nil, err
-			}
-			a[i] = p
-			keys[p] = fmt.Sprint(k)
-			replace = append(replace, jsonQuoted(p), jsonQuoted(verbArgs[i]), p, verbArgs[i])
-		}
-		defer os.RemoveAll(dir)
-		var stdout, stderr bytes.Buffer
-		pe := &env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, chains: chains, chainKey: keys}
-		code := runVerb(ctx, pe, verb, append(a, "--format", "json"))
-		fix := strings.NewReplacer(replace...)
-		if code != exitOK {
-			return nil, fmt.Errorf("at %s: pepa %s failed:\n%s", pointString(names, values), verb, strings.TrimSpace(fix.Replace(stderr.String())))
-		}
-		return sweep.Flatten([]byte(fix.Replace(stdout.String())))
-	}
-	// One budget for the whole sweep: its points run at once in this
-	// process and share it.
-	ctx, code := mem.resolve(ctx, e, "sweep")
-	if code >= 0 {
-		return code
-	}
-	params := []sweep.Param(vary)
 	npoints := int64(1)
-	for _, p := range params {
+	for _, p := range s.params {
 		npoints *= int64(len(p.Values))
 	}
 	if err := membudget.Check(ctx, fmt.Sprintf("sweep: the grid and results of %d points", npoints), membudget.Bytes(npoints, sweepPointBytes), "fewer --vary values"); err != nil {
 		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
-		return exitInvalid
+		return nil, exitInvalid
 	}
-	points := sweep.Grid(params)
-	first, count := 0, len(points)
-	if ix.N > 0 {
-		first, count = ix.Range(len(points))
+	spec.Shard = s.shard
+	spec.Derive = func(ctx context.Context, st *ctmc.Structure) (*ctmc.Chain, error) {
+		return ctmc.Derive(ctx, st, ctmc.DeriveOptions{MaxStates: b.o.maxStates})
+	}
+	series, hasSeries := s.a.(interface{ series(any) []float64 })
+	if hasSeries && len(s.params) == 1 && len(b.files) >= 2 {
+		for _, f := range b.files {
+			spec.Series = append(spec.Series, f)
+		}
 	}
 	if e.stderrTerminal {
-		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", count)
+		fmt.Fprintf(e.stderr, "\rsweeping: %d points   ", npoints)
 	}
-	rows, err := sweep.Run(ctx, count, *workers, func(ctx context.Context, i int) ([]sweep.Column, error) {
-		return evaluate(ctx, points[first+i])
-	})
+	out, err := sweep.Run(ctx, spec, func(ctx context.Context, p *sweep.Point) (sweepPoint, error) {
+		return s.point(ctx, e, p, series)
+	}, func(p sweepPoint) []float64 { return p.series })
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitInterrupted
+			return nil, exitInterrupted
 		}
 		fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
-		return exitInvalid
+		return nil, exitInvalid
 	}
-	res := &sweep.Result{Verb: verb, Params: params, Series: []string{}, First: first, Rows: rows, Crossings: []sweep.Crossing{}}
-
-	// Crossings: where one mapping's robustness overtakes another's.
-	if len(params) == 1 && len(fileIdx) >= 2 && verb == "robustness" {
-		for _, i := range fileIdx {
-			res.Series = append(res.Series, verbArgs[i])
-		}
-		seriesOf := func(r []sweep.Column) []float64 {
-			out := make([]float64, len(res.Series))
-			for k, s := range res.Series {
-				out[k] = math.NaN()
-				for _, c := range r {
-					if c.Name == "mappings["+s+"].robustness" {
-						out[k] = c.Value
-					}
-				}
-			}
-			return out
-		}
-		// Points past the range are evaluated as far as a bracket that
-		// starts in it needs (a shard's last crossing), once each.
-		beyond := map[int][]float64{}
-		at := func(ctx context.Context, k int) ([]float64, error) {
-			if k < first+count {
-				return seriesOf(rows[k-first]), nil
-			}
-			if v, ok := beyond[k]; ok {
-				return v, nil
-			}
-			r, err := evaluate(ctx, points[k])
-			if err != nil {
-				return nil, err
-			}
-			beyond[k] = seriesOf(r)
-			return beyond[k], nil
-		}
-		refine := func(ctx context.Context, x float64) ([]float64, error) {
-			r, err := evaluate(ctx, []float64{x})
-			if err != nil {
-				return nil, err
-			}
-			return seriesOf(r), nil
-		}
-		cs, err := sweep.CrossingsFrom(ctx, params[0].Values, res.Series, at, first, first+count, refine, *tol)
-		if err != nil {
-			if ctx.Err() != nil {
-				return exitInterrupted
-			}
-			fmt.Fprintf(e.stderr, "pepa sweep: refining a crossing: %v\n", err)
-			return exitInvalid
-		}
-		sweep.SortCrossings(cs)
-		res.Crossings = append(res.Crossings, cs...)
-	}
-	if st := chains.Stats(); st.Derived+st.Rerated+st.Changed > 0 {
+	if st := out.Chains; st.Derived+st.Rerated+st.Changed > 0 {
 		fmt.Fprintf(e.stderr, "pepa sweep: chains: %d derived (%.3g s), %d rerated from them (%.3g s)", st.Derived+st.Changed, st.DeriveTime.Seconds(), st.Rerated, st.RerateTime.Seconds())
 		if st.Changed > 0 {
 			fmt.Fprintf(e.stderr, ", %d of the derived at points whose values change the chain's structure", st.Changed)
 		}
 		fmt.Fprintln(e.stderr)
 	}
-	if ix.N > 0 {
-		var models []shard.Model
-		for k, i := range fileIdx {
-			models = append(models, shard.Hash(verbArgs[i], srcs[k]))
-		}
-		skip := map[string]bool{"shard": true, "o": true, "format": true, "columns": true, "plot": true, "workers": true}
-		h := shard.Header{Verb: "sweep", Command: shardCommand(fs, skip, rest), Models: models, Shard: ix.K, Shards: ix.N,
-			Units: "points", Total: len(points), First: first, Count: count, Render: map[string]string{"format": *format, "columns": *columns}}
-		return writeShard(e, "sweep", *out, h, res)
+	res := &sweep.Result{Verb: s.verb, Params: s.params, Series: append([]string{}, spec.Series...), First: out.First, Crossings: out.Crossings}
+	for _, p := range out.Results {
+		res.Rows = append(res.Rows, p.cols)
 	}
-	return writeSweep(e, res, *format, *columns, *plotPath, *out)
+	return res, -1
+}
+
+// point solves the verb at one point and names its numbers by their JSON
+// paths.
+func (s *sweepCmd) point(ctx context.Context, e *env, p *sweep.Point, series interface{ series(any) []float64 }) (sweepPoint, error) {
+	b := s.a.base()
+	in := make([]models.Input, len(p.Models))
+	for k, m := range p.Models {
+		in[k] = models.Input{Name: displayName(b.files[k]), Model: m}
+	}
+	r, err := s.a.solve(ctx, e, in, func(ctx context.Context, k int, st *ctmc.Structure) (*ctmc.Chain, error) {
+		return p.Chain(ctx, k, st)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return sweepPoint{}, err
+		}
+		return sweepPoint{}, fmt.Errorf("pepa %s failed:\n%s", s.verb, b.message(err))
+	}
+	doc, err := json.Marshal(s.a.document(r))
+	if err != nil {
+		return sweepPoint{}, err
+	}
+	cols, err := sweep.Flatten(doc)
+	if err != nil {
+		return sweepPoint{}, err
+	}
+	pt := sweepPoint{cols: cols}
+	if series != nil {
+		pt.series = series.series(r)
+	}
+	return pt, nil
+}
+
+// writeShard writes a sweep shard: the header names the whole run (the
+// canonical command, the models' content) and the range.
+func (s *sweepCmd) writeShard(e *env, res *sweep.Result) int {
+	b := s.a.base()
+	var ms []shard.Model
+	for k, f := range b.files {
+		ms = append(ms, shard.Hash(f, b.sources[k]))
+	}
+	total := len(res.Points())
+	first, count := s.shard.Range(total)
+	skip := map[string]bool{"shard": true, "o": true, "format": true, "columns": true, "plot": true, "workers": true}
+	h := shard.Header{Verb: "sweep", Command: shardCommand(s.fs, skip, s.verbArgs), Models: ms, Shard: s.shard.K, Shards: s.shard.N,
+		Units: "points", Total: total, First: first, Count: count, Render: map[string]string{"format": s.format, "columns": s.columns}}
+	return writeShard(e, "sweep", s.out, h, res)
 }
 
 // writeSweep prints a sweep's result (and draws its plot): what sweep
 // prints, and merge for a sweep's shards.
 func writeSweep(e *env, res *sweep.Result, format, columns, plotPath, out string) int {
-	verb, params, names, points := res.Verb, res.Params, res.Names(), res.Points()
+	verb, names, points := res.Verb, res.Names(), res.Points()
 	cols, table := res.Table()
 	crossings := res.Crossings
 	headline := selectColumns(cols, splitList(columns), verb)
@@ -314,36 +302,7 @@ func writeSweep(e *env, res *sweep.Result, format, columns, plotPath, out string
 		}
 	}
 	if plotPath != "" {
-		plotFormat := strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
-		err := writeOutput(e, plotPath, func(w io.Writer) error {
-			if len(params) == 1 {
-				var series []sweep.Series
-				for _, j := range limitInts(headline, 12) {
-					y := make([]float64, len(table))
-					for p := range table {
-						y[p] = table[p][j]
-					}
-					series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
-				}
-				return sweep.PlotLines(w, plotFormat, params[0].Name, params[0].Values, series, crossings)
-			}
-			nx, ny := len(params[0].Values), len(params[1].Values)
-			var hn []string
-			var z [][][]float64
-			for _, j := range limitInts(headline, 4) {
-				g := make([][]float64, nx)
-				for a := range g {
-					g[a] = make([]float64, ny)
-					for b := range g[a] {
-						g[a][b] = table[a*ny+b][j]
-					}
-				}
-				hn = append(hn, plotLabel(cols[j]))
-				z = append(z, g)
-			}
-			return sweep.PlotHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
-		})
-		if err != nil {
+		if err := writeOutput(e, plotPath, func(w io.Writer) error { return plotSweep(w, plotPath, res, cols, table, headline) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa sweep: %v\n", err)
 			return exitInvalid
 		}
@@ -425,6 +384,39 @@ func writeSweep(e *env, res *sweep.Result, format, columns, plotPath, out string
 	return exitOK
 }
 
+// plotSweep draws a sweep's headline measures: lines against the
+// parameter (with the crossings) for one, heat maps for two.
+func plotSweep(w io.Writer, plotPath string, res *sweep.Result, cols []string, table [][]float64, headline []int) error {
+	params := res.Params
+	plotFormat := strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
+	if len(params) == 1 {
+		var series []sweep.Series
+		for _, j := range limitInts(headline, 12) {
+			y := make([]float64, len(table))
+			for p := range table {
+				y[p] = table[p][j]
+			}
+			series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
+		}
+		return sweep.PlotLines(w, plotFormat, params[0].Name, params[0].Values, series, res.Crossings)
+	}
+	nx, ny := len(params[0].Values), len(params[1].Values)
+	var hn []string
+	var z [][][]float64
+	for _, j := range limitInts(headline, 4) {
+		g := make([][]float64, nx)
+		for a := range g {
+			g[a] = make([]float64, ny)
+			for b := range g[a] {
+				g[a][b] = table[a*ny+b][j]
+			}
+		}
+		hn = append(hn, plotLabel(cols[j]))
+		z = append(z, g)
+	}
+	return sweep.PlotHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
+}
+
 func overtaker(c sweep.Crossing) string {
 	if c.AOvertakes {
 		return c.A
@@ -451,25 +443,6 @@ func limitInts(s []int, n int) []int {
 		return s[:n]
 	}
 	return s
-}
-
-func jsonQuoted(s string) string {
-	var b bytes.Buffer
-	writeJSONString(&b, s)
-	return b.String()
-}
-
-func writeJSONString(b *bytes.Buffer, s string) {
-	q := fmt.Sprintf("%q", s) // the same as JSON for the paths we write
-	b.WriteString(q)
-}
-
-func pointString(names []string, values []float64) string {
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + " = " + sweep.FormatValue(values[i])
-	}
-	return strings.Join(parts, ", ")
 }
 
 // selectColumns picks the columns whose names contain one of the
@@ -520,10 +493,18 @@ func plotLabel(col string) string {
 	return col
 }
 
-// checkSweepPlot checks a sweep plot's file name (PNG or SVG).
-func checkSweepPlot(e *env, verb, path string) int {
+// isSweepPlot reports whether a sweep plot's file name is PNG or SVG.
+func isSweepPlot(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".png", ".svg":
+		return true
+	}
+	return false
+}
+
+// checkSweepPlot checks a sweep plot's file name (PNG or SVG).
+func checkSweepPlot(e *env, verb, path string) int {
+	if isSweepPlot(path) {
 		return -1
 	}
 	return usageError(e, verb, "--plot wants a .png or .svg file name")

@@ -218,9 +218,9 @@ func EditSource(filename string, src []byte, names []string, values []float64) (
 	return out, nil
 }
 
-// Run evaluates every point on workers goroutines (0: every core) and
-// returns the results in point order. The first error stops the run.
-func Run[R any](ctx context.Context, points int, workers int, eval func(ctx context.Context, i int) (R, error)) ([]R, error) {
+// RunPoints evaluates every point on workers goroutines (0: every core)
+// and returns the results in point order. The first error stops the run.
+func RunPoints[R any](ctx context.Context, points int, workers int, eval func(ctx context.Context, i int) (R, error)) ([]R, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}

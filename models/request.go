@@ -1,0 +1,363 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"pepa/ctmc"
+	"pepa/ctmc/simulate"
+	"pepa/internal/membudget"
+	"pepa/lang"
+	"pepa/passage"
+)
+
+// Input is one mapping model to analyse: a checked model and the name its
+// results and errors carry.
+type Input struct {
+	Name  string
+	Model *lang.Model
+}
+
+// Request asks for the robustness figures of one or several mappings
+// (semantics.md section 3): the question (the goal, the semantics, the
+// machines, the accuracy, the stop rule), how to solve it and what to add.
+// The zero values ask for the defaults: initial semantics, every machine
+// detected, epsilon 1e-10, the 0.99 quantile, finished machines stopped,
+// groups of coupled machines each on its own chain.
+type Request struct {
+	Beta      float64           // the makespan goal
+	Semantics passage.Semantics // Initial (default) or Plugin
+	Machines  []string          // the machines to analyse; empty: detected
+	Epsilon   float64           // bound on every probability's truncation error (default 1e-10)
+	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Cycling reads the figures as before 2026-11-25: a finished machine
+	// keeps cycling and keeps using what it shares (Options.Cycling).
+	Cycling bool
+	// Flat solves each model's whole product chain (with every machine
+	// stopped once finished where the stop rule applies) instead of each
+	// group of coupled machines on its own chain.
+	Flat bool
+	// Sensitivity adds every machine's derivatives with respect to its
+	// rates and its robustness radius at probability Level (independent
+	// machines, initial semantics, by groups).
+	Sensitivity bool
+	Level       float64
+	// Tie is the relative difference of expected makespans under which
+	// mappings count as equally fast (Rank).
+	Tie float64
+	// Compile compiles each model (Aggregate, MaxStates; SeparateRates is
+	// set where Sensitivity needs it). Compile.MaxStates also bounds each
+	// group's chain, the chain with completion flags under Cycling, and
+	// the flat product chain (0: no bound).
+	Compile ctmc.Options
+	// Simulate, with initial semantics, estimates by simulation what does
+	// not fit: a group past MaxGroupStates (the other groups exact), or
+	// with Flat the whole model when its chain passes Compile.MaxStates or
+	// its solution the memory budget. Nil: such a model fails. Its
+	// Progress, if set, is replaced by SimulationProgress.
+	Simulate *simulate.Options
+	// Derive, if not nil, derives a flat analysis's product chain of model
+	// i (progress, a sweep's chain cache); nil uses ctmc.Derive bounded by
+	// Compile.MaxStates.
+	Derive func(ctx context.Context, i int, s *ctmc.Structure) (*ctmc.Chain, error)
+	// Stage, if not nil, is told the end of each stage of model i, for
+	// timing (compile, groups or derive, then Options.Stage's).
+	Stage func(i int, name, detail string)
+	// SimulationProgress, if not nil, receives the progress of a
+	// simulation of model i.
+	SimulationProgress func(i int, p simulate.Progress)
+}
+
+// Report is the answer to a Request: every model's figures, in the order
+// given and ranked.
+type Report struct {
+	Beta      float64
+	Semantics passage.Semantics
+	Tie       float64
+	// Results are the models' figures in the order of the inputs; Ranking
+	// holds the same results, most robust first (Rank).
+	Results []*Result
+	Ranking []*Ranked
+	// Simulations are, per model, the statistics of the simulation that
+	// estimated it whole (Flat past the budget), or nil: how fast it ran,
+	// which the figures do not show.
+	Simulations []*simulate.Stats
+}
+
+// InputError is the failure of one model of a request.
+type InputError struct {
+	Name string
+	Err  error
+}
+
+func (e *InputError) Error() string { return e.Name + ": " + e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Robustness computes the robustness figures of every model (a mapping) of
+// a request, and ranks them: the one call behind 'pepa robustness'. Each
+// model is compiled and, by default, solved by groups of coupled machines
+// (AnalyzeGroups: each group on its own chain, in parallel, the joint
+// figures as products over the groups, a group past MaxGroupStates
+// simulated when Simulate is set); with Flat, on its product chain with
+// every machine stopped once finished where that matters (Stopped, then
+// Analyze), or simulated whole when that chain or its solution does not
+// fit and Simulate is set. Each Result says which path was taken and why
+// (Solved, Why). A model's failure is an *InputError naming it, unless it
+// is a *PragmaError, which names its position itself.
+func Robustness(ctx context.Context, in []Input, req Request) (*Report, error) {
+	if len(in) == 0 {
+		return nil, errors.New("no model given")
+	}
+	if req.Semantics == "" {
+		req.Semantics = passage.Initial
+	}
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Beta: req.Beta, Semantics: req.Semantics, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
+	for i, m := range in {
+		r, st, err := robustnessOf(ctx, i, m, req)
+		if err != nil {
+			var pe *PragmaError
+			if ctx.Err() != nil || errors.As(err, &pe) {
+				return nil, err
+			}
+			return nil, &InputError{Name: m.Name, Err: err}
+		}
+		r.Model = m.Name
+		rep.Results = append(rep.Results, r)
+		rep.Simulations[i] = st
+	}
+	rep.Ranking = Rank(rep.Results, req.Tie)
+	return rep, nil
+}
+
+// check refuses combinations that have no meaning.
+func (req *Request) check() error {
+	switch {
+	case !(req.Beta > 0) || math.IsInf(req.Beta, 0):
+		return fmt.Errorf("the makespan goal beta must be a positive number of seconds, not %g", req.Beta)
+	case req.Semantics != passage.Initial && req.Semantics != passage.Plugin:
+		return fmt.Errorf("unknown semantics %q (want %q or %q)", req.Semantics, passage.Initial, passage.Plugin)
+	case req.Cycling && req.Semantics != passage.Initial:
+		return errors.New("cycling is about finished machines under initial semantics")
+	case req.Sensitivity && (req.Semantics != passage.Initial || req.Flat):
+		return errors.New("sensitivities are computed under initial semantics on the decomposed path (not flat)")
+	case req.Sensitivity && !(req.Level > 0 && req.Level < 1):
+		return fmt.Errorf("the robustness radius's level must be in (0, 1), not %g", req.Level)
+	}
+	return nil
+}
+
+// robustnessOf analyses model i of a request.
+func robustnessOf(ctx context.Context, i int, in Input, req Request) (*Result, *simulate.Stats, error) {
+	stage := func(name, detail string) {
+		if req.Stage != nil {
+			req.Stage(i, name, detail)
+		}
+	}
+	copt := req.Compile
+	copt.SeparateRates = req.Sensitivity // merging prefixes by rate value would lose derivatives
+	s, err := ctmc.Compile(in.Model, copt)
+	if err != nil {
+		return nil, nil, err
+	}
+	stage("compile", "")
+	opt := Options{Beta: req.Beta, Semantics: req.Semantics, Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile,
+		Cycling: req.Cycling, MaxJointStates: copt.MaxStates, MaxGroupStates: copt.MaxStates}
+	if opt.Pragmas, err = ReadPragmas(in.Model.File); err != nil {
+		return nil, nil, err
+	}
+	if req.Stage != nil {
+		opt.Stage = stage
+	}
+	if req.Simulate != nil {
+		so := *req.Simulate
+		so.Progress = nil
+		if req.SimulationProgress != nil {
+			so.Progress = func(p simulate.Progress) { req.SimulationProgress(i, p) }
+		}
+		opt.Simulate = &so
+	}
+	if !req.Flat {
+		gopt := opt
+		if gopt.Semantics != passage.Initial {
+			gopt.Simulate = nil // groups are simulated under initial semantics only
+		}
+		r, err := AnalyzeGroups(ctx, s, gopt)
+		if err != nil {
+			return nil, nil, err
+		}
+		stage("groups", fmt.Sprintf("%d groups", len(r.Groups)))
+		r.Why = groupsWhy(r)
+		if req.Sensitivity {
+			parts, err := ctmc.Decompose(s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("--sensitivity needs independent machines: %w", err)
+			}
+			if err := Sensitivities(in.Model, s, parts, r, req.Level); err != nil {
+				return nil, nil, err
+			}
+		}
+		return r, nil, nil
+	}
+	return flatRobustness(ctx, i, s, req, opt, stage)
+}
+
+// flatRobustness solves a model on its product chain, with every machine
+// stopped once finished where that matters (Stopped), or, when the chain
+// or its solution does not fit and the request allows it, simulates it.
+func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, opt Options, stage func(name, detail string)) (*Result, *simulate.Stats, error) {
+	fs, err := Stopped(s, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	derive := func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
+		return ctmc.Derive(ctx, s, ctmc.DeriveOptions{MaxStates: req.Compile.MaxStates})
+	}
+	if req.Derive != nil {
+		derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) { return req.Derive(ctx, i, s) }
+	}
+	c, err := derive(ctx, fs)
+	if err != nil {
+		if opt.Simulate == nil || ctx.Err() != nil || !errors.Is(err, ctmc.ErrTooManyStates) {
+			return nil, nil, err
+		}
+		because := fmt.Sprintf("the chain has more than %d states (--max-states)", req.Compile.MaxStates)
+		if errors.Is(err, membudget.ErrOverBudget) {
+			because = "the chain does not fit the memory budget (" + err.Error() + ")"
+		}
+		return simulateWhole(ctx, fs, opt, because)
+	}
+	if req.Derive == nil && req.Stage != nil {
+		stage("derive", fmt.Sprintf("%d states, %d transitions", c.N, c.NumTransitions()))
+	}
+	opt.ReleaseChain = true // c is not used after the analysis
+	r, err := Analyze(ctx, c, opt)
+	if err != nil {
+		if opt.Simulate != nil && errors.Is(err, membudget.ErrOverBudget) {
+			// The chain fits, its solution does not: simulate.
+			c = nil
+			return simulateWhole(ctx, fs, opt, "the solution does not fit the memory budget ("+err.Error()+")")
+		}
+		return nil, nil, err
+	}
+	r.Why = "--flat was given"
+	if fs != s {
+		r.Why += "; finished machines stop"
+	}
+	return r, nil, nil
+}
+
+// simulateWhole estimates a model's figures by simulation (initial
+// semantics), on s as the exact analysis would have derived it (already
+// stopped where the stop rule applies: Stopped); because says why.
+func simulateWhole(ctx context.Context, s *ctmc.Structure, opt Options, because string) (*Result, *simulate.Stats, error) {
+	if opt.Semantics != passage.Initial {
+		return nil, nil, fmt.Errorf("--simulate estimates initial semantics only (%s)", because)
+	}
+	spec, machines, err := SimulationSpec(s, opt.Beta, opt.Machines, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	so := *opt.Simulate
+	if opt.Pragmas != nil {
+		if so.Initial, err = simulate.InitialFromNames(s, opt.Pragmas.Initial); err != nil {
+			return nil, nil, err
+		}
+	}
+	r, err := simulate.Robustness(ctx, s, spec, so)
+	if err != nil {
+		return nil, nil, err
+	}
+	res := &Result{Beta: opt.Beta, Semantics: passage.Initial, ProductStates: productSize(s), Solved: "simulated",
+		Robustness: r.Robustness.Value, PAllByBeta: r.PAllByBeta.Value, ExpectedMakespan: r.ExpectedMakespan.Value,
+		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated",
+		PAllLo: r.PAllByBeta.Lo, PAllHi: r.PAllByBeta.Hi, MakespanLo: r.ExpectedMakespan.Lo, MakespanHi: r.ExpectedMakespan.Hi,
+		Confidence: so.Confidence}
+	res.Independent, res.Dependence = Independent(s, machines)
+	var parts []string
+	for j, me := range r.Machines {
+		ms := MachineResult{Name: me.Name, PByBeta: me.PByBeta.Value, Mean: me.Mean.Value, Quantile: me.Quantile.Value,
+			Availability: math.NaN(), Slowdown: math.NaN(),
+			PByBetaLo: me.PByBeta.Lo, PByBetaHi: me.PByBeta.Hi, MeanLo: me.Mean.Lo, MeanHi: me.Mean.Hi,
+			QuantileLo: me.Quantile.Lo, QuantileHi: me.Quantile.Hi}
+		ms.Applications = machines[j].Apps
+		ms.FirstActions, ms.LastActions = machines[j].FirstNames(s), machines[j].LastNames(s)
+		res.Machines = append(res.Machines, ms)
+		parts = append(parts, fmt.Sprintf("%s P(F <= %g) in [%.4f, %.4f]", me.Name, opt.Beta, me.PByBeta.Lo, me.PByBeta.Hi))
+	}
+	res.Why = fmt.Sprintf("simulated: %g%% CI robustness [%.4f, %.4f], P(all <= %g) [%.4f, %.4f], E[makespan] [%.4f, %.4f]; %s; %d replications, seed %d, because %s",
+		100*so.Confidence, r.Robustness.Lo, r.Robustness.Hi, opt.Beta, r.PAllByBeta.Lo, r.PAllByBeta.Hi,
+		r.ExpectedMakespan.Lo, r.ExpectedMakespan.Hi, strings.Join(parts, ", "), r.Replications, so.Seed, because)
+	return res, &r.Stats, nil
+}
+
+// SimulationSpec is what the simulator needs to estimate the robustness
+// figures of the named machines (all detected ones when named is empty):
+// each machine's cycle-closing actions and, unless cycling, every machine
+// of the model (analysed or not) stopped once it has finished (semantics.md
+// section 3). It also returns the machines.
+func SimulationSpec(s *ctmc.Structure, beta float64, named []string, cycling bool) (simulate.RobustnessSpec, []*Machine, error) {
+	ms, err := FindMachines(s, named)
+	if err != nil {
+		return simulate.RobustnessSpec{}, nil, err
+	}
+	spec := simulate.RobustnessSpec{Beta: beta}
+	for _, m := range ms {
+		spec.Machines = append(spec.Machines, simulate.MachineSpec{Name: m.Name, Last: m.Last})
+	}
+	if !cycling {
+		all, err := FindMachines(s, nil)
+		if err != nil {
+			all = ms // named machines the detection misses
+		}
+		for _, m := range append(all, ms...) {
+			spec.Stop = append(spec.Stop, simulate.MachineSpec{Name: m.Name, Last: m.Last})
+		}
+	}
+	return spec, ms, nil
+}
+
+// productSize is the product of the leaves' local state counts (an upper
+// bound on the state space), +Inf past float64.
+func productSize(s *ctmc.Structure) float64 {
+	p := 1.0
+	for _, l := range s.Leaves {
+		p *= float64(l.NumLocal)
+	}
+	return p
+}
+
+// groupsWhy says how a model's groups were solved, in a line.
+func groupsWhy(r *Result) string {
+	alone, coupled, simulated := 0, 0, 0
+	for _, g := range r.Groups {
+		switch g.Solved {
+		case "alone":
+			alone++
+		case "simulated":
+			simulated++
+		default:
+			coupled++
+		}
+	}
+	var parts []string
+	if coupled > 0 {
+		parts = append(parts, Plural(coupled, "group", "groups")+" of coupled machines")
+	}
+	if alone > 0 {
+		parts = append(parts, Plural(alone, "machine", "machines")+" alone")
+	}
+	var why []string
+	if len(parts) > 0 {
+		why = append(why, strings.Join(parts, " and ")+", each on its own chain")
+	}
+	if simulated > 0 {
+		why = append(why, Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+	}
+	return strings.Join(why, "; ")
+}

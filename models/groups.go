@@ -10,6 +10,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/passage"
+	"pepa/passage/laplace"
 )
 
 // GroupResult is how one group of coupled machines was solved (semantics.md
@@ -33,7 +34,12 @@ type GroupResult struct {
 	MeanError float64
 	// Interval bounds of simulated figures (NaN for exact ones).
 	PAllLo, PAllHi float64
-	dist           *passage.Result
+	// Transient is the engine that computed the group's distributions
+	// (passage.EngineUniformization or EngineLaplace; empty when the
+	// choice was not asked: plug-in semantics, machines cycling), and
+	// TransientWhy why, with the Laplace engine's solves and accuracy.
+	Transient, TransientWhy string
+	dist           passage.Distribution
 	maxRest        float64   // largest mean remaining time (NaN: tails from the series)
 	simFinish      []float64 // simulated: the group's all-finished time per replication
 }
@@ -466,6 +472,12 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	if len(j.leaves) == 1 {
 		g.Solved, g.Why = "alone", fmt.Sprintf("one machine on the chain of its own moves, %d states", j.c.N)
 	}
+	if opt.Semantics == passage.Initial && !j.flags {
+		done, err := j.solveByLaplace(ctx, machines, res, g, opt)
+		if done || err != nil {
+			return err
+		}
+	}
 	// The machines' passages together (one sweep a step), the flag
 	// chain's apart.
 	var probs []passage.Problem
@@ -568,7 +580,7 @@ func (mr *MachineResult) setMeanFrom(ctx context.Context, c *ctmc.Chain, pr pass
 // product of the groups' all-finished probabilities, E[makespan] the
 // integral of 1 - the product of their distributions (MaxMean).
 func (res *Result) groupJoint(tol float64) {
-	var dists []*passage.Result
+	var dists []passage.Distribution
 	var rest []float64
 	cdfErr, scale := 0.0, 0.0
 	res.PAllByBeta = 1
@@ -581,7 +593,7 @@ func (res *Result) groupJoint(tol float64) {
 		res.PAllByBeta *= g.PAllByBeta
 		dists = append(dists, g.dist)
 		rest = append(rest, g.maxRest)
-		cdfErr += g.dist.Epsilon
+		cdfErr += g.dist.Accuracy()
 		scale = math.Max(scale, g.Mean)
 	}
 	alone := countAlone(res.Groups)
@@ -623,12 +635,12 @@ func countAlone(gs []GroupResult) int {
 // tailOf bounds integral_T^inf (1 - prod F) for MaxMean: sum over the
 // distributions of (1 - F(T)) times the largest mean remaining time, or
 // the series' own tail where that is unknown (NaN).
-func tailOf(dists []*passage.Result, rest []float64) func(float64) float64 {
+func tailOf(dists []passage.Distribution, rest []float64) func(float64) float64 {
 	return func(T float64) float64 {
 		s := 0.0
 		for j, d := range dists {
-			if math.IsNaN(rest[j]) {
-				x, err := d.SeriesTail(T)
+			if r, ok := d.(*passage.Result); ok && math.IsNaN(rest[j]) {
+				x, err := r.SeriesTail(T)
 				if err != nil {
 					return math.Inf(1)
 				}
@@ -648,10 +660,16 @@ func tailOf(dists []*passage.Result, rest []float64) func(float64) float64 {
 }
 
 // sortByQ orders distributions by uniformization rate, so that those that
-// share one share Poisson weights (cdfProduct).
-func sortByQ(ds []*passage.Result) []*passage.Result {
-	out := append([]*passage.Result(nil), ds...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Q < out[j].Q })
+// share one share Poisson weights (cdfProduct); others (Laplace) last.
+func sortByQ(ds []passage.Distribution) []passage.Distribution {
+	out := append([]passage.Distribution(nil), ds...)
+	q := func(d passage.Distribution) float64 {
+		if r, ok := d.(*passage.Result); ok {
+			return r.Q
+		}
+		return math.Inf(1)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return q(out[i]) < q(out[j]) })
 	return out
 }
 
@@ -676,4 +694,87 @@ func BatchEnds(c *ctmc.Chain) bool {
 		}
 	}
 	return true
+}
+
+// solveByLaplace solves the group by Laplace-transform inversion where
+// passage.ChooseEngine says so (or Options.Transient forces it): a
+// machine alone as the passage to the first firing of its cycle-closing
+// actions (a sink: its own chain is then acyclic), coupled machines,
+// stopped once finished, as the closed sets where each has finished and
+// where they all have. It reports whether it solved the group; when it
+// did not, the reason is in g.Why's engine note.
+func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res *Result, g *GroupResult, opt Options) (bool, error) {
+	c := j.c
+	var sets [][]bool
+	var tgt laplace.Target
+	if len(j.leaves) == 1 {
+		tgt.Actions = j.probs[0].TargetActions
+		sets = [][]bool{make([]bool, c.N)}
+	} else {
+		all := make([]bool, c.N)
+		for i := range all {
+			all[i] = true
+		}
+		for _, i := range j.machines {
+			l := leafIn(c, machines[i].Leaf)
+			done := finishedState(l)
+			if done < 0 {
+				return false, nil // not stopped
+			}
+			set := make([]bool, c.N)
+			for s := range set {
+				set[s] = l.Local(c.State(s)) == done
+				all[s] = all[s] && set[s]
+			}
+			sets = append(sets, set)
+		}
+		if len(j.machines) > 1 {
+			sets = append(sets, all)
+		}
+	}
+	q := j.own
+	if q == 0 {
+		q = passage.UniformizationRate(c, j.probs)
+	}
+	choice, err := passage.ChooseEngine(ctx, c, j.probs[0].Alpha, sets, tgt, opt.Beta, opt.Epsilon, q, opt.Transient)
+	if err != nil {
+		return false, fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)
+	}
+	g.Transient, g.TransientWhy = choice.Engine, choice.Why
+	if choice.Engine != passage.EngineLaplace {
+		return false, nil
+	}
+	eng := choice.Laplace
+	dist := func(k int) *passage.LaplaceDistribution { return &passage.LaplaceDistribution{Engine: eng, Set: k} }
+	for k, i := range j.machines {
+		mr := &res.Machines[i]
+		d := dist(k)
+		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
+			return false, err
+		}
+		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.meanError = 1e-12 * mr.Mean
+		if !opt.NoQuantile {
+			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {
+				return false, err
+			}
+		}
+		if note := neverFinishes(mr); note != "" {
+			mr.Note = note
+		}
+	}
+	all := dist(len(sets) - 1)
+	g.dist, g.Mean, g.maxRest = all, all.Mean(), all.MaxRest()
+	g.MeanError = 1e-12 * g.Mean
+	if g.PAllByBeta, err = all.CDF(opt.Beta); err != nil {
+		return false, err
+	}
+	// A second contour at the goal estimates the windows' error.
+	check, err := eng.Check(opt.Beta)
+	if err != nil {
+		return false, err
+	}
+	g.TransientWhy += fmt.Sprintf("; %d solves, every probability within an estimated %.2g (a second contour at beta: %.2g)", eng.Solves(), eng.Accuracy(), check)
+	return true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pepa/ctmc"
+	"pepa/passage"
 )
 
 // Machine is a component that computes applications in a cycle.
@@ -296,8 +297,13 @@ func neverFinishes(mr *MachineResult) string {
 	if !math.IsInf(mr.Mean, 1) {
 		return ""
 	}
-	if d := mr.dist; d != nil && d.Complete && len(d.Absorbed) > 0 {
-		return fmt.Sprintf("it may never finish: with probability %.4g it deadlocks or is blocked forever before completing its cycle (E[F] is infinite)", 1-d.Absorbed[len(d.Absorbed)-1])
+	switch d := mr.dist.(type) {
+	case *passage.Result:
+		if d.Complete && len(d.Absorbed) > 0 {
+			return fmt.Sprintf("it may never finish: with probability %.4g it deadlocks or is blocked forever before completing its cycle (E[F] is infinite)", 1-d.Absorbed[len(d.Absorbed)-1])
+		}
+	case *passage.LaplaceDistribution:
+		return fmt.Sprintf("it may never finish: with probability %.4g it deadlocks or is blocked forever before completing its cycle (E[F] is infinite)", 1-d.Engine.Limit(d.Set))
 	}
 	return "it may never finish: it can deadlock or be blocked forever before completing its cycle (E[F] is infinite)"
 }

@@ -36,6 +36,11 @@ type Request struct {
 	// Cycling reads the figures as before 2026-11-25: a finished machine
 	// keeps cycling and keeps using what it shares (Options.Cycling).
 	Cycling bool
+	// Transient chooses each group's transient engine (Options.Transient:
+	// "" or passage.EngineAuto by predicted cost, or one forced).
+	Transient string
+	// NoQuantile skips the finishing-time quantiles (Options.NoQuantile).
+	NoQuantile bool
 	// Flat solves each model's whole product chain (with every machine
 	// stopped once finished where the stop rule applies) instead of each
 	// group of coupled machines on its own chain.
@@ -149,6 +154,9 @@ func (req *Request) check() error {
 	case req.Sensitivity && !(req.Level > 0 && req.Level < 1):
 		return fmt.Errorf("the robustness radius's level must be in (0, 1), not %g", req.Level)
 	}
+	if err := passage.CheckEngine(req.Transient); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -167,7 +175,7 @@ func robustnessOf(ctx context.Context, i int, in Input, req Request) (*Result, *
 	}
 	stage("compile", "")
 	opt := Options{Beta: req.Beta, Semantics: req.Semantics, Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile,
-		Cycling: req.Cycling, MaxJointStates: copt.MaxStates, MaxGroupStates: copt.MaxStates}
+		Cycling: req.Cycling, MaxJointStates: copt.MaxStates, MaxGroupStates: copt.MaxStates, Transient: req.Transient, NoQuantile: req.NoQuantile}
 	if opt.Pragmas, err = ReadPragmas(in.Model.File); err != nil {
 		return nil, nil, err
 	}

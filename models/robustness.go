@@ -12,6 +12,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
 	"pepa/passage"
+	"pepa/passage/laplace"
 )
 
 // Options controls a robustness analysis.
@@ -51,6 +52,15 @@ type Options struct {
 	// MaxGroupStates by simulation with these settings, the other groups
 	// exact (initial semantics only).
 	Simulate *simulate.Options
+	// Transient chooses the engine of each group's passages:
+	// passage.EngineAuto (or "") by predicted cost, EngineUniformization
+	// or EngineLaplace (Laplace-transform inversion, for groups whose
+	// chain is acyclic or has small blocks with real spectra: finished
+	// machines stopped, initial semantics) to force one.
+	Transient string
+	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
+	// nothing prints them, they need not set the cost.
+	NoQuantile bool
 }
 
 func (o *Options) stage(name, detail string) {
@@ -91,7 +101,7 @@ type MachineResult struct {
 	PByBetaLo, PByBetaHi   float64
 	MeanLo, MeanHi         float64
 	QuantileLo, QuantileHi float64
-	dist                   *passage.Result
+	dist                   passage.Distribution
 	meanError              float64   // bound on Mean's error (estimate for a series sum)
 	maxRest                float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
 	alpha                  []float64 // the passage's start distribution
@@ -196,6 +206,12 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
 	}
 	opt.stage("start", "")
+	if opt.Semantics == passage.Initial {
+		done, err := flatLaplace(ctx, c, machines, res, opt, alpha)
+		if done || err != nil {
+			return res, err
+		}
+	}
 	// The chain is needed after the machines' passages only for the chain
 	// with completion flags of coupled machines (see joint).
 	release := opt.ReleaseChain && (res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1) && len(c.Col) > meanSolveLimit
@@ -298,7 +314,7 @@ func sameSet(a, b []int32) bool {
 // product of their probabilities, and E[max] by integration.
 func (res *Result) productJoint(tol float64) {
 	res.PAllByBeta = 1
-	var dists []*passage.Result
+	var dists []passage.Distribution
 	var rest []float64
 	cdfErr, scale := 0.0, 0.0
 	for i := range res.Machines {
@@ -309,7 +325,7 @@ func (res *Result) productJoint(tol float64) {
 		res.PAllByBeta *= mr.PByBeta
 		dists = append(dists, mr.dist)
 		rest = append(rest, mr.maxRest)
-		cdfErr += mr.dist.Epsilon
+		cdfErr += mr.dist.Accuracy()
 		scale = math.Max(scale, mr.Mean)
 	}
 	if math.IsNaN(scale) {
@@ -544,22 +560,32 @@ var glNodes, glWeights = func() ([]float64, []float64) {
 	return x, w
 }()
 
-// cdfProduct returns prod(t) for MaxMean over passage results: results
-// with the same uniformization rate share their Poisson weights.
-func cdfProduct(dists []*passage.Result) func(float64) float64 {
+// cdfProduct returns prod(t) for MaxMean over distributions:
+// uniformization results with the same rate share their Poisson weights;
+// other distributions give their own values.
+func cdfProduct(dists []passage.Distribution) func(float64) float64 {
 	return func(t float64) float64 {
 		prod := 1.0
 		var w *passage.PoissonWeights
 		q := math.NaN()
-		for _, d := range dists {
-			if d.Q != q {
-				q = d.Q
-				var err error
-				if w, err = passage.FoxGlynn(q*t, d.Epsilon/2); err != nil {
+		for _, dist := range dists {
+			d, ok := dist.(*passage.Result)
+			if !ok {
+				v, err := dist.CDF(t)
+				if err != nil {
 					return math.NaN()
 				}
+				prod *= v
+			} else {
+				if d.Q != q {
+					q = d.Q
+					var err error
+					if w, err = passage.FoxGlynn(q*t, d.Epsilon/2); err != nil {
+						return math.NaN()
+					}
+				}
+				prod *= d.CDFWith(w)
 			}
-			prod *= d.CDFWith(w)
 			if prod == 0 {
 				break
 			}
@@ -644,17 +670,17 @@ func initialDistribution(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 }
 
 // setEpsilon records the bound every exact probability keeps: the largest
-// of the distributions' (passage.Result.Epsilon) and the one asked.
+// of the distributions' (Accuracy) and the one asked.
 func (res *Result) setEpsilon(asked float64) {
 	res.Epsilon = asked
 	for i := range res.Machines {
 		if d := res.Machines[i].dist; d != nil {
-			res.Epsilon = math.Max(res.Epsilon, d.Epsilon)
+			res.Epsilon = math.Max(res.Epsilon, d.Accuracy())
 		}
 	}
 	for _, g := range res.Groups {
 		if g.dist != nil {
-			res.Epsilon = math.Max(res.Epsilon, g.dist.Epsilon)
+			res.Epsilon = math.Max(res.Epsilon, g.dist.Accuracy())
 		}
 	}
 }
@@ -671,13 +697,94 @@ func (res *Result) simulated() bool {
 
 // shortestScale is the reciprocal of the largest uniformization rate of
 // the distributions (MaxMean's shortest).
-func shortestScale(ds []*passage.Result) float64 {
+func shortestScale(ds []passage.Distribution) float64 {
 	q := 0.0
 	for _, d := range ds {
-		q = math.Max(q, d.Q)
+		if r, ok := d.(*passage.Result); ok {
+			q = math.Max(q, r.Q)
+		}
 	}
 	if q == 0 {
 		return 0
 	}
 	return 1 / q
+}
+
+// flatLaplace solves a flat analysis by Laplace-transform inversion where
+// passage.ChooseEngine says so (or Options.Transient forces it): every
+// machine stopped once finished (Stopped), so that each machine's
+// finishing time, and all of them finished, are the times the chain first
+// holds its mass in closed sets of states. It reports whether it solved.
+func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result, opt Options, alpha []float64) (bool, error) {
+	if len(machines) == 0 || opt.Transient == passage.EngineUniformization {
+		return false, nil
+	}
+	all := make([]bool, c.N)
+	for i := range all {
+		all[i] = true
+	}
+	var sets [][]bool
+	for _, m := range machines {
+		done := finishedState(m.Leaf)
+		if done < 0 {
+			if opt.Transient == passage.EngineLaplace {
+				return false, fmt.Errorf("--transient laplace needs every machine stopped once finished (initial semantics, not --cycling, coupled machines)")
+			}
+			return false, nil // machines that keep cycling
+		}
+		set := make([]bool, c.N)
+		for i := range set {
+			set[i] = m.Leaf.Local(c.State(i)) == done
+			all[i] = all[i] && set[i]
+		}
+		sets = append(sets, set)
+	}
+	sets = append(sets, all)
+	var probs []passage.Problem
+	for _, m := range machines {
+		probs = append(probs, passage.Problem{Alpha: alpha, TargetActions: m.Last})
+	}
+	choice, err := passage.ChooseEngine(ctx, c, alpha, sets, laplace.Target{}, opt.Beta, opt.Epsilon, passage.UniformizationRate(c, probs), opt.Transient)
+	if err != nil || choice.Engine != passage.EngineLaplace {
+		return false, err
+	}
+	eng := choice.Laplace
+	res.Robustness = math.Inf(1)
+	for i := range machines {
+		mr := &res.Machines[i]
+		d := &passage.LaplaceDistribution{Engine: eng, Set: i}
+		mr.dist, mr.alpha = d, alpha
+		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
+			return false, err
+		}
+		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
+		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.meanError = 1e-12 * mr.Mean
+		if !opt.NoQuantile {
+			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {
+				return false, err
+			}
+		}
+		if note := neverFinishes(mr); note != "" {
+			mr.Note = note
+		}
+	}
+	allDist := &passage.LaplaceDistribution{Engine: eng, Set: len(sets) - 1}
+	if res.PAllByBeta, err = allDist.CDF(opt.Beta); err != nil {
+		return false, err
+	}
+	res.ExpectedMakespan = allDist.Mean()
+	res.MakespanError = 1e-12 * res.ExpectedMakespan
+	check, err := eng.Check(opt.Beta)
+	if err != nil {
+		return false, err
+	}
+	res.Joint = fmt.Sprintf("passage to every machine finished (stopped) on the product chain (%d states)", c.N)
+	if !res.Independent {
+		res.Joint += ", because " + res.Dependence
+	}
+	res.Joint += fmt.Sprintf("; every figure by Laplace-transform inversion (%s; %d solves, every probability within an estimated %.2g, a second contour at beta: %.2g)", choice.Why, eng.Solves(), eng.Accuracy(), check)
+	res.setEpsilon(opt.Epsilon)
+	opt.stage("laplace", choice.Why)
+	return true, nil
 }

@@ -80,7 +80,7 @@ func simulateGroup(ctx context.Context, s *ctmc.Structure, j *groupJob, machines
 //	integral_0^X_k (1 - E(t)) dt (M_e = E[max] of the exact groups), with
 //	its Student t interval (conditional Monte Carlo: the exact part
 //	contributes no sampling error).
-func (res *Result) simulatedJoint(dists []*passage.Result, rest []float64, cdfErr, scale, tol float64) {
+func (res *Result) simulatedJoint(dists []passage.Distribution, rest []float64, cdfErr, scale, tol float64) {
 	var sims [][]float64
 	for _, g := range res.Groups {
 		if g.Solved == "simulated" {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/models"
+	"pepa/passage"
 )
 
 func (a *robustnessCmd) render(e *env, result any) int {
@@ -19,6 +20,13 @@ func (a *robustnessCmd) render(e *env, result any) int {
 		}
 		if i < len(a.timers) {
 			a.timers[i].print(e.stderr, "robustness", name)
+		}
+		if a.o.verbose {
+			for _, g := range r.Groups {
+				if g.Transient != "" {
+					fmt.Fprintf(e.stderr, "pepa robustness: %s: group %s: %s: %s\n", name, strings.Join(g.Machines, ", "), g.Transient, g.TransientWhy)
+				}
+			}
 		}
 		for _, w := range r.Warnings {
 			fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
@@ -182,6 +190,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 				"solved": g.Solved, "why": g.Why, "p_all_by_beta": jsonFloat(g.PAllByBeta), "expected_finish": jsonFloat(g.Mean)}
 			if iv := intervalJSON(g.PAllLo, g.PAllHi); iv != nil {
 				gj["p_all_by_beta_ci"] = iv
+			}
+			if g.Transient == passage.EngineLaplace {
+				gj["transient"] = map[string]any{"engine": g.Transient, "why": g.TransientWhy}
 			}
 			gs = append(gs, gj)
 		}

@@ -49,6 +49,7 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	sensitivity := fs.Bool("sensitivity", false, "add per machine the derivative of P(F <= beta) with respect to each rate, and its robustness radius (independent machines, initial semantics)")
 	level := fs.Float64("level", 0.9, "with --sensitivity: the probability level of the robustness radius")
 	fs.BoolVar(&a.summary, "summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
+	transient := fs.String("transient", "auto", "the transient engine of each group's finishing times: auto (by predicted cost), uniformization, or laplace (Laplace-transform inversion: stiff groups, finished machines stopped); --verbose says which ran and why")
 	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a group of machines (with --flat: the model) whose chain does not fit --max-states")
 	var sf simFlags
 	sf.register(fs, "with --simulate: ")
@@ -69,6 +70,7 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	c.require(!*cycling || *sem == "initial", "--cycling is about finished machines under --semantics initial")
 	c.require(!*sensitivity || (*sem == "initial" && !*flat), "--sensitivity works with --semantics initial on the decomposed path (not --flat)")
 	c.require(*level > 0 && *level < 1, "--level must be in (0, 1)")
+	c.oneOf("--transient", *transient, "auto", "uniformization", "laplace")
 	names := c.names("--machines", *machines)
 	a.plotFormat = c.plot(a.plotPath)
 	c.sim(&sf)
@@ -76,7 +78,7 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 		return nil, ctx, c.code
 	}
 	a.req = models.Request{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: names, Epsilon: *eps, Cycling: *cycling,
-		Flat: *flat, Sensitivity: *sensitivity, Level: *level, Tie: *tie,
+		Flat: *flat, Sensitivity: *sensitivity, Level: *level, Tie: *tie, Transient: *transient,
 		Compile: ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates}}
 	if *simulateBig {
 		so := sf.options(false)

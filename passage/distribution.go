@@ -1,0 +1,134 @@
+package passage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"pepa/ctmc"
+	"pepa/passage/laplace"
+)
+
+// Distribution is a passage-time distribution, whichever engine computed
+// it: a Result of uniformization, or a Laplace distribution.
+type Distribution interface {
+	// CDF is P(passage time <= t).
+	CDF(t float64) (float64, error)
+	// Quantile is the least t with CDF(t) >= p (+Inf when the passage
+	// ends with a probability below p).
+	Quantile(p float64) (float64, error)
+	// Accuracy bounds the error of every CDF value (uniformization), or
+	// estimates it (Laplace: the contour's predicted error, checked
+	// against a second contour).
+	Accuracy() float64
+}
+
+// Accuracy is the series' truncation bound, Epsilon.
+func (r *Result) Accuracy() float64 { return r.Epsilon }
+
+// Transient engines, as Options and the command line name them.
+const (
+	EngineAuto           = "auto"
+	EngineUniformization = "uniformization"
+	EngineLaplace        = "laplace"
+)
+
+// CheckEngine refuses an unknown engine name.
+func CheckEngine(name string) error {
+	switch name {
+	case "", EngineAuto, EngineUniformization, EngineLaplace:
+		return nil
+	}
+	return fmt.Errorf("unknown transient engine %q (want %s, %s or %s)", name, EngineAuto, EngineUniformization, EngineLaplace)
+}
+
+// LaplaceDistribution is one set's distribution from a laplace.Engine:
+// the time the chain first holds its mass in a closed set of states (a
+// stopped machine's finished states, every machine of a group finished,
+// a passage's target).
+type LaplaceDistribution struct {
+	Engine *laplace.Engine
+	Set    int
+}
+
+func (d *LaplaceDistribution) CDF(t float64) (float64, error) { return d.Engine.CDF(d.Set, t) }
+func (d *LaplaceDistribution) Quantile(p float64) (float64, error) {
+	return d.Engine.Quantile(d.Set, p)
+}
+func (d *LaplaceDistribution) Accuracy() float64 { return d.Engine.Accuracy() }
+
+// Mean is the expected passage time (+Inf when it may never end).
+func (d *LaplaceDistribution) Mean() float64 { return d.Engine.Mean(d.Set) }
+
+// MaxRest is the largest expected time to the end from a state the chain
+// reaches before it.
+func (d *LaplaceDistribution) MaxRest() float64 { return d.Engine.MaxRest(d.Set) }
+
+// EngineChoice is what chose a transient engine for a chain, and why.
+type EngineChoice struct {
+	Engine string // EngineUniformization or EngineLaplace
+	Why    string
+	// Laplace is the prepared engine when Engine is EngineLaplace.
+	Laplace *laplace.Engine
+}
+
+// Laplace cost model: a window's solves, and what a complex solve costs
+// in steps of uniformization (one step of a block of passages, measured
+// on the mapping chains: a solve is one pass over the transitions in
+// complex arithmetic with a division a state; the step shares a pass
+// between up to eight passages).
+const (
+	laplaceWindows   = 3  // the goal's window, and about two more for the quantiles and the tails
+	solveCostInSteps = 3  // a complex solve against a uniformization step
+	autoMargin       = 2  // Laplace must be predicted this many times cheaper
+	laplaceMinSteps  = 20 // below this many steps, uniformization always
+)
+
+// ChooseEngine decides how to solve the passages to closed sets of states
+// of chain c from alpha (sets: masks over states), for a goal beta: the
+// Laplace engine where the chain orders into small blocks with real
+// spectra (acyclic chains: machines stopped once finished, passages to a
+// target) and its predicted cost, a few windows of solves, is below
+// uniformization's, about q t steps to the distribution's tail, where t
+// is the mean plus ln(2/epsilon) times the largest mean remaining time over
+// e (the tail of any absorption time with mean remaining time at most M
+// from every state falls by 1/e every e M). force is EngineUniformization
+// or EngineLaplace to decide, EngineAuto (or "") to let cost decide; q is
+// uniformization's rate.
+func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, epsilon, q float64, force string) (EngineChoice, error) {
+	if force == EngineUniformization {
+		return EngineChoice{Engine: EngineUniformization, Why: "--transient uniformization"}, nil
+	}
+	sys, err := laplace.NewSystem(c, tgt)
+	if err != nil {
+		if force == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "the chain's cycles rule out Laplace-transform inversion (" + err.Error() + ")"}, nil
+	}
+	eng, err := laplace.New(ctx, sys, alpha, sets, beta, epsilon)
+	if err != nil {
+		return EngineChoice{}, err
+	}
+	if force == EngineLaplace {
+		return EngineChoice{Engine: EngineLaplace, Why: "--transient laplace", Laplace: eng}, nil
+	}
+	tail, mean := 0.0, 0.0
+	for k := range sets {
+		tail = math.Max(tail, eng.MaxRest(k))
+		mean = math.Max(mean, eng.Mean(k))
+	}
+	horizon := mean + math.Log(2/epsilon)*tail/math.E
+	steps := q * horizon
+	solves := float64(laplaceWindows*eng.WindowSolves() + eng.CheckSolves())
+	if math.IsInf(horizon, 0) || math.IsNaN(horizon) {
+		return EngineChoice{Engine: EngineUniformization, Why: "a passage may never end: uniformization's series bounds what it leaves"}, nil
+	}
+	if steps < laplaceMinSteps || steps < autoMargin*solveCostInSteps*solves {
+		return EngineChoice{Engine: EngineUniformization, Why: fmt.Sprintf("uniformization predicted cheaper: about %.3g steps (q = %.3g, tail to t = %.4g) against %.0f Laplace solves worth %.0f steps",
+			steps, q, horizon, solves, solveCostInSteps*solves)}, nil
+	}
+	return EngineChoice{Engine: EngineLaplace, Laplace: eng, Why: fmt.Sprintf("Laplace-transform inversion predicted cheaper: about %.0f solves worth %.0f steps against about %.3g steps of uniformization (q = %.3g, tail to t = %.4g)",
+		solves, solveCostInSteps*solves, steps, q, horizon)}, nil
+}

@@ -1,0 +1,675 @@
+package laplace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Engine computes, for sets of states, the probability F(t) that the
+// chain is in the set at time t from its start distribution: the transient
+// distribution's mass on each set, at any t, by inverting its Laplace
+// transform on a contour. For a passage the sets are the closed sets the
+// passage ends in (a stopped machine's finished states, the sink of a
+// target), so F is the passage-time distribution.
+//
+// Windows: the t axis is cut into windows [base 16^k, base 16^(k+1)]; a
+// window costs windowHalf+1 solves (each one pass over the transitions, in
+// complex arithmetic) and then gives every set's F at any t inside it for
+// the price of a sum over its nodes. A window is solved the first time a
+// t inside it is asked. Means, the probability of ever reaching each set
+// and each set's largest mean time to it from a reachable state come from
+// real solves (z = 0) in the same order, subtraction-free on an acyclic
+// chain. Safe for concurrent use.
+type Engine struct {
+	sys     *System
+	b       []float64 // the start distribution, by position
+	sets    [][]int32 // positions of each set
+	inSet   [][]bool
+	workers int
+
+	c       contour // the windows' contour
+	mu      sync.Mutex
+	checked float64 // the largest difference a second contour found
+	base    float64
+	windows map[int]*window
+	solves  int
+	ctx     context.Context
+	err     error // the first failure of a solve (context, singular block)
+
+	means, limits, maxRest []float64
+	start                  []float64 // each set's mass at t = 0
+	tau                    []float64 // expected time in each state (realSolves)
+	trapped                []bool    // absorbing states and closed blocks holding mass
+}
+
+// window holds, per node k = 0..m, each set's transform times the node's
+// weight.
+type window struct {
+	t0   float64
+	z    []complex128
+	vals [][]complex128 // [node][set]
+}
+
+// New prepares an engine for the chain ordered in sys, started from alpha
+// (by chain state, summing to 1), for the sets given as masks over chain
+// states (sink, if any, is in every set: it is where a target's passages
+// end). base anchors the windows (a time of interest: the makespan goal);
+// the windows' contour has the fewest nodes whose predicted error is at
+// most epsilon/2 (or the most nodes offered, whose error is then larger:
+// Accuracy says).
+func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base, epsilon float64) (*Engine, error) {
+	if !(base > 0) || math.IsInf(base, 0) {
+		return nil, fmt.Errorf("laplace: window base %g is not a positive time", base)
+	}
+	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx, c: contourFor(epsilon)}
+	e.workers = runtime.GOMAXPROCS(0)
+	copy(e.b, alpha)
+	for _, mask := range sets {
+		in := make([]bool, sys.n)
+		var ps []int32
+		for i, m := range mask {
+			if m {
+				in[i] = true
+				ps = append(ps, int32(i))
+			}
+		}
+		if sys.sink >= 0 {
+			in[sys.sink] = true
+			ps = append(ps, sys.sink)
+		}
+		e.sets = append(e.sets, ps)
+		e.inSet = append(e.inSet, in)
+	}
+	if err := e.realSolves(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Solves is the number of complex solves so far.
+func (e *Engine) Solves() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.solves
+}
+
+// Predicted is the contour's predicted error of every F value.
+func (e *Engine) Predicted() float64 { return e.c.predicted }
+
+// Accuracy is the estimated error of every F value: the contour's
+// predicted error, or the difference a second contour found (Check) if
+// that is larger.
+func (e *Engine) Accuracy() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return math.Max(e.c.predicted, e.checked)
+}
+
+// WindowSolves is the number of solves a window costs; CheckSolves those
+// of a Check.
+func (e *Engine) WindowSolves() int { return e.c.m + 1 }
+func (e *Engine) CheckSolves() int  { return checkNodes }
+
+// Mean is set k's expected first time of being in the set (+Inf when the
+// chain may never get there), Limit the probability that it ever does,
+// MaxRest the largest expected time to the set from a state the chain
+// reaches outside it.
+func (e *Engine) Mean(k int) float64  { return e.means[k] }
+func (e *Engine) Limit(k int) float64 { return e.limits[k] }
+
+// CDF is set k's probability at time t, within the contour's predicted
+// error (Predicted; a second contour checks it: Check).
+func (e *Engine) CDF(k int, t float64) (float64, error) {
+	if t <= 0 || math.IsNaN(t) {
+		return e.start[k], nil
+	}
+	if math.IsInf(t, 1) {
+		return e.limits[k], nil
+	}
+	if v, ok := e.beyond(k, t); ok {
+		return v, nil
+	}
+	w, err := e.window(t)
+	if err != nil {
+		return math.NaN(), err
+	}
+	v := w.value(k, t)
+	// The inversion's error can take a value just outside what a
+	// probability can be: it is clamped to [start, limit].
+	return math.Min(math.Max(v, e.start[k]), e.limits[k]), nil
+}
+
+// beyond answers for a t below every solved window where set k's value at
+// the lowest window's start is within the accuracy of its start mass, or
+// above them where its value at the highest window's end is within the
+// accuracy of its limit: F is nondecreasing, so those values hold to that
+// accuracy, and no window need be solved for the early rise of a passage
+// that takes its time, or its late tail.
+func (e *Engine) beyond(k int, t float64) (float64, bool) {
+	e.mu.Lock()
+	lo, hi := math.MaxInt, math.MinInt
+	for i := range e.windows {
+		lo, hi = min(lo, i), max(hi, i)
+	}
+	wlo, whi := e.windows[lo], e.windows[hi]
+	acc := math.Max(e.c.predicted, e.checked)
+	e.mu.Unlock()
+	if wlo == nil {
+		return 0, false
+	}
+	if t < wlo.t0 {
+		if v := wlo.value(k, wlo.t0); v-e.start[k] <= acc {
+			return e.start[k], true
+		}
+	}
+	if end := whi.t0 * windowRatio; t > end {
+		if v := whi.value(k, end); e.limits[k]-v <= acc {
+			return e.limits[k], true
+		}
+	}
+	return 0, false
+}
+
+// value sums the window's nodes at t for set k.
+func (w *window) value(k int, t float64) float64 {
+	f := 0.0
+	for i, z := range w.z {
+		term := real(cexpScaled(z, t) * w.vals[i][k])
+		if i == 0 {
+			f += term
+		} else {
+			f += 2 * term
+		}
+	}
+	return f
+}
+
+// window returns the window holding t, solving it if needed.
+func (e *Engine) window(t float64) (*window, error) {
+	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
+	// A t on a window's boundary belongs to the one below when that is
+	// solved already.
+	e.mu.Lock()
+	if e.err != nil {
+		err := e.err
+		e.mu.Unlock()
+		return nil, err
+	}
+	if w, ok := e.windows[k]; ok {
+		e.mu.Unlock()
+		return w, nil
+	}
+	e.mu.Unlock()
+	t0 := e.base * math.Pow(windowRatio, float64(k))
+	w, err := e.solveWindow(t0)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		if e.err == nil {
+			e.err = err
+		}
+		return nil, err
+	}
+	if old, ok := e.windows[k]; ok {
+		return old, nil // solved meanwhile by another caller
+	}
+	e.windows[k] = w
+	e.solves += len(w.z)
+	return w, nil
+}
+
+// solveWindow solves the transforms at the nodes of the window starting at
+// t0, on the engine's workers.
+func (e *Engine) solveWindow(t0 float64) (*window, error) {
+	m := e.c.m
+	w := &window{t0: t0, z: make([]complex128, m+1), vals: make([][]complex128, m+1)}
+	weights := make([]complex128, m+1)
+	for k := 0; k <= m; k++ {
+		w.z[k], weights[k] = e.c.node(k, t0)
+	}
+	err := e.eachNode(w.z, func(k int, x []complex128) {
+		vals := make([]complex128, len(e.sets))
+		for s, ps := range e.sets {
+			var sum complex128
+			for _, p := range ps {
+				sum += x[p]
+			}
+			vals[s] = sum * weights[k]
+		}
+		w.vals[k] = vals
+	})
+	return w, err
+}
+
+// eachNode solves x (zI - Q) = alpha at every z, on the workers, and hands
+// each solution to use.
+func (e *Engine) eachNode(zs []complex128, use func(k int, x []complex128)) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan int, len(zs))
+	for k := range zs {
+		next <- k
+	}
+	close(next)
+	for wk := 0; wk < min(e.workers, len(zs)); wk++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := make([]complex128, e.sys.n)
+			work := make([]complex128, MaxBlock*MaxBlock+MaxBlock)
+			for k := range next {
+				if err := e.ctx.Err(); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				for i, v := range e.b {
+					x[i] = complex(v, 0)
+				}
+				if err := e.sys.solve(zs[k], x, work); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				use(k, x)
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// cexpScaled is e^{zt}.
+func cexpScaled(z complex128, t float64) complex128 {
+	r := math.Exp(real(z) * t)
+	s, c := math.Sincos(imag(z) * t)
+	return complex(r*c, r*s)
+}
+
+// Quantile is the p-quantile of set k's passage: the least t with F(t) >=
+// p (+Inf when the set is reached with a probability below p), found by
+// bisection to a relative 1e-12 on the windows' values.
+func (e *Engine) Quantile(k int, p float64) (float64, error) {
+	if e.start[k] >= p {
+		return 0, nil
+	}
+	if e.limits[k] < p {
+		return math.Inf(1), nil
+	}
+	// Bracket from the mean: F is nondecreasing.
+	hi := e.means[k]
+	if !(hi > 0) || math.IsInf(hi, 0) {
+		hi = e.base * 4
+	}
+	lo := 0.0
+	for i := 0; ; i++ {
+		f, err := e.CDF(k, hi)
+		if err != nil {
+			return math.NaN(), err
+		}
+		if f >= p {
+			break
+		}
+		if i == 200 {
+			return math.Inf(1), nil
+		}
+		lo, hi = hi, hi*2
+	}
+	for i := 0; i < 200 && hi-lo > 1e-12*hi; i++ {
+		mid := lo + (hi-lo)/2
+		f, err := e.CDF(k, mid)
+		if err != nil {
+			return math.NaN(), err
+		}
+		if f >= p {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// checkNodes is the number of solves of a Check (half its nodes).
+const checkNodes = 16
+
+// Check evaluates every set at t on a second, independent contour (the
+// Talbot contour of Schmelzer and Trefethen for t alone, 2*checkNodes
+// nodes) and returns the largest difference from the windows' values: an
+// estimate of their error at t.
+func (e *Engine) Check(t float64) (float64, error) {
+	n := 2 * checkNodes
+	h := 2 * math.Pi / float64(n)
+	zs := make([]complex128, checkNodes)
+	ws := make([]complex128, checkNodes)
+	for k := 0; k < checkNodes; k++ {
+		theta := -math.Pi + (float64(k)+0.5)*h
+		const c1, c2, c3, c4 = 0.5017, 0.6407, 0.6122, 0.2645
+		cot := 1 / math.Tan(c2*theta)
+		csc := 1 / math.Sin(c2*theta)
+		scale := complex(float64(n)/t, 0)
+		zs[k] = scale * complex(c1*theta*cot-c3, c4*theta)
+		ws[k] = scale * complex(-c1*c2*theta*csc*csc+c1*cot, c4) * complex(h/(2*math.Pi), 0) / complex(0, 1)
+	}
+	sums := make([][]complex128, checkNodes)
+	if err := e.eachNode(zs, func(k int, x []complex128) {
+		vals := make([]complex128, len(e.sets))
+		for s, ps := range e.sets {
+			var sum complex128
+			for _, p := range ps {
+				sum += x[p]
+			}
+			vals[s] = sum * ws[k] * cexpScaled(zs[k], t)
+		}
+		sums[k] = vals
+	}); err != nil {
+		return math.NaN(), err
+	}
+	e.mu.Lock()
+	e.solves += checkNodes
+	e.mu.Unlock()
+	worst := 0.0
+	for s := range e.sets {
+		var f complex128
+		for k := range zs {
+			f += sums[k][s]
+		}
+		other := 2 * real(f)
+		v, err := e.CDF(s, t)
+		if err != nil {
+			return math.NaN(), err
+		}
+		worst = math.Max(worst, math.Abs(other-v))
+	}
+	e.mu.Lock()
+	e.checked = math.Max(e.checked, worst)
+	e.mu.Unlock()
+	return worst, nil
+}
+
+// realSolves computes, with real arithmetic at z = 0, every set's mass at
+// t = 0, its mean first time and the probability of ever reaching it (the
+// largest mean time to it comes on demand: MaxRest). The pass gives tau,
+// the expected time spent in each state (b (-Q)^-1, in order): every term
+// is a nonnegative product or sum on an acyclic chain, so each value has a
+// small relative error; an absorbing state or closed block keeps instead
+// the probability of ending in it. Each set must be closed (no transition
+// leaves it).
+func (e *Engine) realSolves() error {
+	s := e.sys
+	tau := make([]float64, s.n)
+	copy(tau, e.b)
+	trapped := make([]bool, s.n) // absorbing states (or closed blocks) holding mass
+	if err := e.forwardReal(tau, trapped); err != nil {
+		return err
+	}
+	e.tau, e.trapped = tau, trapped
+	for k, in := range e.inSet {
+		if err := e.checkClosed(k, in); err != nil {
+			return err
+		}
+		start, mean, limit := 0.0, 0.0, 0.0
+		for i := 0; i < s.n; i++ {
+			switch {
+			case in[i]:
+				start += e.b[i]
+			case trapped[i]:
+				mean = math.Inf(1) // mass that never reaches the set
+			default:
+				mean += tau[i]
+				e.eachSucc(int32(i), func(j int32, r float64) {
+					if in[j] {
+						limit += tau[i] * r
+					}
+				})
+			}
+		}
+		e.start = append(e.start, start)
+		e.means = append(e.means, mean)
+		e.limits = append(e.limits, math.Min(1, start+limit))
+	}
+	e.maxRest = make([]float64, len(e.sets))
+	for k := range e.maxRest {
+		e.maxRest[k] = math.NaN()
+	}
+	return nil
+}
+
+// eachSucc calls f with each successor of state i (the sink included)
+// and the transition's rate, self-loops left out.
+func (e *Engine) eachSucc(i int32, f func(j int32, r float64)) {
+	s := e.sys
+	if int(i) >= s.c.N || s.absorbing(int(i)) {
+		return
+	}
+	for t := s.c.RowPtr[i]; t < s.c.RowPtr[i+1]; t++ {
+		if j := s.succ(i, t); j >= 0 {
+			f(j, s.c.RateAt(t))
+		}
+	}
+}
+
+// checkClosed refuses a set that a transition leaves.
+func (e *Engine) checkClosed(k int, in []bool) error {
+	for i := 0; i < e.sys.n; i++ {
+		if !in[i] {
+			continue
+		}
+		leaves := false
+		e.eachSucc(int32(i), func(j int32, _ float64) { leaves = leaves || !in[j] })
+		if leaves {
+			return fmt.Errorf("laplace: set %d is not closed: a transition leaves state %d", k, i)
+		}
+	}
+	return nil
+}
+
+// forwardReal solves tau (-Q) = b in order, a block at a time, marking the
+// absorbing states and closed blocks that hold mass (their tau keeps the
+// mass instead).
+func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
+	s := e.sys
+	n := s.c.N
+	work := make([]complex128, MaxBlock*MaxBlock+MaxBlock)
+	for k := 0; k < n; k++ {
+		if s.blockAt != nil && s.blockAt[k] > 0 {
+			b := s.blocks[s.blockAt[k]-1]
+			if e.closedBlock(b) {
+				for p := b.lo; p < b.hi; p++ {
+					trapped[s.order[p]] = tau[s.order[p]] > 0
+				}
+			} else {
+				x := make([]complex128, s.n)
+				for p := b.lo; p < b.hi; p++ {
+					x[s.order[p]] = complex(tau[s.order[p]], 0)
+				}
+				if err := s.solveBlock(0, b, x, work); err != nil {
+					return err
+				}
+				for p := b.lo; p < b.hi; p++ {
+					i := s.order[p]
+					tau[i] = math.Max(real(x[i]), 0)
+				}
+				for p := b.lo; p < b.hi; p++ {
+					i := s.order[p]
+					e.eachSucc(i, func(j int32, r float64) {
+						if !b.holds(s, j) {
+							tau[j] += tau[i] * r
+						}
+					})
+				}
+			}
+			k = int(b.hi) - 1
+			continue
+		}
+		i := s.state(k)
+		if s.exit[i] == 0 {
+			trapped[i] = tau[i] > 0
+			continue
+		}
+		tau[i] /= s.exit[i]
+		v := tau[i]
+		e.eachSucc(i, func(j int32, r float64) { tau[j] += v * r })
+	}
+	if s.sink >= 0 {
+		trapped[s.sink] = tau[s.sink] > 0
+	}
+	return nil
+}
+
+// holds reports whether state j is in the block.
+func (b block) holds(s *System, j int32) bool {
+	for p := b.lo; p < b.hi; p++ {
+		if s.order[p] == j {
+			return true
+		}
+	}
+	return false
+}
+
+// closedBlock reports whether no transition leaves the block.
+func (e *Engine) closedBlock(b block) bool {
+	closed := true
+	for p := b.lo; p < b.hi && closed; p++ {
+		e.eachSucc(e.sys.order[p], func(j int32, _ float64) { closed = closed && b.holds(e.sys, j) })
+	}
+	return closed
+}
+
+// MaxRest is set k's largest expected time to the set from a state the
+// chain reaches outside it (computed on first use: one backward pass).
+func (e *Engine) MaxRest(k int) float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if math.IsNaN(e.maxRest[k]) {
+		e.maxRest[k] = e.maxRestTo(e.inSet[k])
+	}
+	return e.maxRest[k]
+}
+
+// maxRestTo is the largest expected time to the set from a state the
+// chain reaches (tau > 0 or a start) outside it: the backward pass m_i =
+// (1 + sum_j q_ij m_j) / q_i in reverse order, +Inf from an absorbing
+// state or a closed block outside the set.
+func (e *Engine) maxRestTo(in []bool) float64 {
+	s := e.sys
+	n := s.c.N
+	m := make([]float64, s.n)
+	if s.sink >= 0 && !in[s.sink] {
+		m[s.sink] = math.Inf(1)
+	}
+	worst := 0.0
+	for k := n - 1; k >= 0; k-- {
+		if s.blockAt != nil && k > 0 {
+			// A block is met from its last position: find its start.
+			if b, ok := e.blockEndingAt(k); ok {
+				e.backBlock(b, in, m)
+				for p := b.lo; p < b.hi; p++ {
+					i := s.order[p]
+					if !in[i] && (e.tau[i] > 0 || e.b[i] > 0) {
+						worst = math.Max(worst, m[i])
+					}
+				}
+				k = int(b.lo)
+				continue
+			}
+		}
+		i := s.state(k)
+		if in[i] {
+			continue
+		}
+		if s.exit[i] == 0 {
+			m[i] = math.Inf(1)
+		} else {
+			v := 1.0
+			e.eachSucc(i, func(j int32, r float64) { v += r * m[j] })
+			m[i] = v / s.exit[i]
+		}
+		if e.tau[i] > 0 || e.b[i] > 0 {
+			worst = math.Max(worst, m[i])
+		}
+	}
+	return worst
+}
+
+// blockEndingAt returns the block whose last position is k.
+func (e *Engine) blockEndingAt(k int) (block, bool) {
+	s := e.sys
+	if s.blockAt[k] > 0 {
+		return block{}, false // a block starts here (it has more than one position)
+	}
+	// The block holding position k starts at the nearest block start at
+	// or before k; its end tells.
+	for lo := k - 1; lo >= 0 && lo >= k-MaxBlock; lo-- {
+		if s.blockAt[lo] > 0 {
+			b := s.blocks[s.blockAt[lo]-1]
+			return b, int(b.hi)-1 == k
+		}
+	}
+	return block{}, false
+}
+
+// backBlock solves (-Q_B) m_B = 1 + the flow to solved states for a block
+// outside the set (m +Inf on a closed block), by Gaussian elimination with
+// partial pivoting.
+func (e *Engine) backBlock(bl block, in []bool, m []float64) {
+	s := e.sys
+	if in[s.order[bl.lo]] {
+		return // the set: 0
+	}
+	b := int(bl.hi - bl.lo)
+	if e.closedBlock(bl) {
+		for p := bl.lo; p < bl.hi; p++ {
+			m[s.order[p]] = math.Inf(1)
+		}
+		return
+	}
+	a := make([]float64, b*b)
+	c := make([]float64, b)
+	for r := 0; r < b; r++ {
+		for col := 0; col < b; col++ {
+			a[r*b+col] = -bl.q[r*b+col]
+		}
+		c[r] = 1
+		e.eachSucc(s.order[int(bl.lo)+r], func(j int32, rate float64) {
+			if !bl.holds(s, j) {
+				c[r] += rate * m[j]
+			}
+		})
+	}
+	for k := 0; k < b; k++ {
+		p := k
+		for r := k + 1; r < b; r++ {
+			if math.Abs(a[r*b+k]) > math.Abs(a[p*b+k]) {
+				p = r
+			}
+		}
+		if p != k {
+			for col := 0; col < b; col++ {
+				a[k*b+col], a[p*b+col] = a[p*b+col], a[k*b+col]
+			}
+			c[k], c[p] = c[p], c[k]
+		}
+		for r := k + 1; r < b; r++ {
+			f := a[r*b+k] / a[k*b+k]
+			for col := k; col < b; col++ {
+				a[r*b+col] -= f * a[k*b+col]
+			}
+			c[r] -= f * c[k]
+		}
+	}
+	for k := b - 1; k >= 0; k-- {
+		v := c[k]
+		for col := k + 1; col < b; col++ {
+			v -= a[k*b+col] * c[col]
+		}
+		c[k] = v / a[k*b+k]
+		m[s.order[int(bl.lo)+k]] = c[k]
+	}
+}

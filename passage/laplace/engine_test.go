@@ -1,0 +1,192 @@
+package laplace
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"pepa/ctmc"
+	"pepa/lang"
+)
+
+func chainOf(t testing.TB, src string) *ctmc.Chain {
+	t.Helper()
+	m, d := lang.Load("t.pepa", []byte(src))
+	if d.HasErrors() {
+		t.Fatal(d.Err())
+	}
+	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hypo writes a chain of exponential phases ending in an absorbing state
+// Done; its passage to Done is the hypoexponential distribution.
+func hypo(rates []float64) string {
+	var b strings.Builder
+	for i, r := range rates {
+		fmt.Fprintf(&b, "P%d = (a%d, %g).P%d;\n", i, i, r, i+1)
+	}
+	fmt.Fprintf(&b, "P%d = (stay, 1).P%d;\nP0\n", len(rates), len(rates))
+	return b.String()
+}
+
+// hypoCDF is the hypoexponential CDF for distinct rates.
+func hypoCDF(rates []float64, t float64) float64 {
+	f := 1.0
+	for i, li := range rates {
+		c := 1.0
+		for j, lj := range rates {
+			if j != i {
+				c *= lj / (lj - li)
+			}
+		}
+		f -= c * math.Exp(-li*t)
+	}
+	return f
+}
+
+func engineFor(t testing.TB, c *ctmc.Chain, tgt Target, sets [][]bool, base float64) *Engine {
+	t.Helper()
+	sys, err := NewSystem(c, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alpha := make([]float64, c.N)
+	alpha[0] = 1
+	e, err := New(context.Background(), sys, alpha, sets, base, 1e-10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestHypoexponentialStiff: phases with rates 1e-4 to 1e4 (q t up to 1e9):
+// every CDF value against the closed form, the mean (the sum of 1/rate),
+// quantiles, and the target given as an action (the sink) or as a state.
+func TestHypoexponentialStiff(t *testing.T) {
+	rates := []float64{1e4, 0.1, 1e-4, 2.5e-4, 5, 3e-3}
+	c := chainOf(t, hypo(rates))
+	done := make([]bool, c.N)
+	for i := range done {
+		done[i] = strings.HasPrefix(c.StateString(i), fmt.Sprintf("P%d", len(rates)))
+	}
+	mean := 0.0
+	for _, r := range rates {
+		mean += 1 / r
+	}
+	act := c.S.Actions
+	last := int32(-1)
+	for k, a := range act {
+		if a == fmt.Sprintf("a%d", len(rates)-1) {
+			last = int32(k)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		e    *Engine
+	}{
+		{"state", engineFor(t, c, Target{}, [][]bool{done}, 2e4)},
+		{"action", engineFor(t, c, Target{Actions: []int32{last}}, [][]bool{make([]bool, c.N)}, 2e4)},
+	} {
+		e := tc.e
+		if math.Abs(e.Mean(0)-mean) > 1e-12*mean {
+			t.Errorf("%s: mean %.17g, want %.17g", tc.name, e.Mean(0), mean)
+		}
+		if e.Limit(0) != 1 {
+			t.Errorf("%s: limit %g", tc.name, e.Limit(0))
+		}
+		for _, tt := range []float64{10, 300, 3000, 1e4, 3e4, 1e5, 3e5} {
+			got, err := e.CDF(0, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := hypoCDF(rates, tt)
+			if math.Abs(got-want) > e.Predicted() {
+				t.Errorf("%s: F(%g) = %.17g, closed form %.17g (%.2g)", tc.name, tt, got, want, got-want)
+			}
+		}
+		for _, p := range []float64{0.01, 0.5, 0.99} {
+			q, err := e.Quantile(0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := hypoCDF(rates, q); math.Abs(f-p) > 1e-9 {
+				t.Errorf("%s: quantile %g at %g, where the closed form is %g", tc.name, p, q, f)
+			}
+		}
+		d, err := e.Check(1e4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d > 1e-11 {
+			t.Errorf("%s: the second contour differs by %g", tc.name, d)
+		}
+		t.Logf("%s: %d solves, predicted %.2g, check %.2g", tc.name, e.Solves(), e.Predicted(), d)
+	}
+}
+
+// TestAgainstDenseExponential: random acyclic chains and chains with
+// birth-death blocks, at q t small enough for the dense exponential to be
+// accurate to about 1e-13, every state's set.
+func TestAgainstDenseExponential(t *testing.T) {
+	src := `a = 2; b = 3; c = 0.5; d = 4; f = 1.5;
+M = (x, a).M2 + (y, c).M3; M2 = (z, b).M4; M3 = (z, d).M4; M4 = (w, f).Mf; Mf = (stop, 1).Mf;
+O = (busy, 0.7).O1; O1 = (idle, 1.3).O;
+M <> O
+`
+	c := chainOf(t, src)
+	// The set: M finished (closed).
+	fin := make([]bool, c.N)
+	for i := range fin {
+		fin[i] = strings.HasPrefix(c.StateString(i), "Mf")
+	}
+	e := engineFor(t, c, Target{}, [][]bool{fin}, 2)
+	n := c.N
+	q := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
+			if j := int(c.Col[k]); j != i {
+				q.Set(i, j, q.At(i, j)+c.RateAt(k))
+				q.Set(i, i, q.At(i, i)-c.RateAt(k))
+			}
+		}
+	}
+	for _, tt := range []float64{0.1, 0.5, 1, 2, 4, 8, 20} {
+		var ex, qt mat.Dense
+		qt.Scale(tt, q)
+		ex.Exp(&qt)
+		want := 0.0
+		for j := 0; j < n; j++ {
+			if fin[j] {
+				want += ex.At(0, j)
+			}
+		}
+		got, err := e.CDF(0, tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-want) > e.Predicted() {
+			t.Errorf("F(%g) = %.17g, dense %.17g", tt, got, want)
+		}
+	}
+}
+
+// TestContoursTable: the written-out contours are the search's.
+func TestContoursTable(t *testing.T) {
+	for _, c := range contours {
+		if got := optimalContour(c.m, windowRatio); got != c {
+			t.Errorf("m = %d: the search gives %+v, the table %+v", c.m, got, c)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 )
 
 func runSteady(ctx context.Context, e *env, args []string) int {
@@ -43,7 +44,7 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 	var m0 string
 	switch *method {
 	case "auto":
-	case ctmc.MethodDirect, ctmc.MethodIterative, ctmc.MethodSweeps:
+	case steady.MethodDirect, steady.MethodIterative, steady.MethodSweeps:
 		m0 = *method
 	default:
 		return usageError(e, "steady", "--method must be auto, gth, gauss-seidel or bicgstab")
@@ -64,7 +65,7 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 		reportDeadlocks(e, name, c)
 		return exitInvalid
 	}
-	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: *tol, MaxIterations: *maxIter, Omega: *omega, Method: m0})
+	res, err := steady.Solve(ctx, c, steady.Options{Tolerance: *tol, MaxIterations: *maxIter, Omega: *omega, Method: m0})
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted
@@ -116,7 +117,7 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 				Classes     []class `json:"closed_classes,omitempty"`
 				AbsError    float64 `json:"class_probability_relative_error,omitempty"`
 			}{AbsError: res.AbsorptionError, Model: displayName(name), States: c.N, Transitions: c.NumTransitions(), Iterations: res.Iterations, Residual: res.Residual,
-				Method: res.Method, Closed: res.ClosedStates, Transient: res.Transient, MaxError: res.MaxThroughputError, ErrorKind: ctmc.ErrorBoundKind}
+				Method: res.Method, Closed: res.ClosedStates, Transient: res.Transient, MaxError: res.MaxThroughputError, ErrorKind: steady.ErrorBoundKind}
 			for _, t := range tps {
 				out.Throughput = append(out.Throughput, tp{t.Action, t.Value, res.ThroughputError[t.Action]})
 			}
@@ -159,14 +160,14 @@ func runSteady(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintf(w, "closed:   %d states in the closed class, %d transient states (probability 0)\n", res.ClosedStates, res.Transient)
 		}
 		switch res.Method {
-		case ctmc.MethodDirect:
+		case steady.MethodDirect:
 			fmt.Fprintf(w, "solver:   GTH state reduction (direct)\n")
-		case ctmc.MethodSweeps:
+		case steady.MethodSweeps:
 			fmt.Fprintf(w, "solver:   Gauss-Seidel sweeps (iterative), %d sweeps\n", res.Iterations)
 		default:
 			fmt.Fprintf(w, "solver:   BiCGSTAB with ILU(0) (iterative), %d iterations\n", res.Iterations)
 		}
-		fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, ctmc.ErrorBoundKind)
+		fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, steady.ErrorBoundKind)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "action\tthroughput\trelative error (est.)")
 		for _, t := range tps {

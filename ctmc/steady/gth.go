@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // The reduction is accurate in any order, but the correction solves of
 // refine are not: residuals accumulate towards the states eliminated last,
 // and if those are rare the noise of the probable states' residuals
-// swamps their corrections. Steady retries with the most probable states
+// swamps their corrections. Solve retries with the most probable states
 // last when the natural order gives no usable estimate.
 type gth struct {
 	n    int

@@ -1,10 +1,11 @@
-package ctmc
+package steady
 
 import (
 	"math"
 	"math/bits"
 	"sync"
 
+	"pepa/ctmc"
 	"pepa/internal/membudget"
 )
 
@@ -30,7 +31,7 @@ import (
 // 1e-13 without it, 25 with it every 5 sweeps on that chain; 85 against 45
 // on a mapping with two machines sharing a network link.
 type aggregator struct {
-	c      *Chain
+	c      *ctmc.Chain
 	leaves []aggLeaf
 	// bitAgg[w][b] is the aggregated leaf (index into leaves) whose field
 	// holds bit b of word w, or -1; bitField[w][b] is that field's mask
@@ -55,7 +56,7 @@ const maxCoarseStates = 256
 
 // newAggregator returns the aggregator of c's leaves, or nil if no leaf
 // qualifies.
-func newAggregator(c *Chain) *aggregator {
+func newAggregator(c *ctmc.Chain) *aggregator {
 	a := &aggregator{c: c}
 	W := c.S.Words
 	a.bitAgg = make([][64]int16, W)
@@ -66,19 +67,20 @@ func newAggregator(c *Chain) *aggregator {
 		}
 	}
 	for _, l := range c.S.Leaves {
-		if l.mask == 0 {
+		word, shift, mask := l.Field()
+		if mask == 0 {
 			continue
 		}
-		field := l.mask << l.shift
+		field := mask << shift
 		k := int16(-1)
 		if l.NumLocal >= 2 && l.NumLocal <= maxCoarseStates {
 			k = int16(len(a.leaves))
-			a.leaves = append(a.leaves, aggLeaf{word: l.word, shift: l.shift, mask: l.mask, m: l.NumLocal, factor: make([]float64, l.NumLocal)})
+			a.leaves = append(a.leaves, aggLeaf{word: word, shift: shift, mask: mask, m: l.NumLocal, factor: make([]float64, l.NumLocal)})
 		}
 		for x := field; x != 0; x &= x - 1 {
 			b := bits.TrailingZeros64(x)
-			a.bitAgg[l.word][b] = k
-			a.bitField[l.word][b] = field
+			a.bitAgg[word][b] = k
+			a.bitField[word][b] = field
 		}
 	}
 	if len(a.leaves) == 0 {
@@ -88,7 +90,7 @@ func newAggregator(c *Chain) *aggregator {
 }
 
 // aggregateBytes: the small chains, twice (one per half of the states).
-func aggregateBytes(c *Chain) int64 {
+func aggregateBytes(c *ctmc.Chain) int64 {
 	var b int64
 	for _, l := range c.S.Leaves {
 		if l.NumLocal >= 2 && l.NumLocal <= maxCoarseStates {

@@ -1,10 +1,12 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+
+	"pepa/ctmc"
 )
 
 // generator is the generator matrix of one closed class, renumbered
@@ -38,7 +40,7 @@ type csr struct {
 
 // newGenerator builds the class's generator. Every transition of a class
 // state stays in the class (it is closed).
-func newGenerator(c *Chain, class []int32) (*generator, error) {
+func newGenerator(c *ctmc.Chain, class []int32) (*generator, error) {
 	n := len(class)
 	local := make([]int32, c.N)
 	for i := range local {
@@ -71,7 +73,7 @@ func newGenerator(c *Chain, class []int32) (*generator, error) {
 		g.outPtr[k+1] = int64(len(g.outRate))
 		g.exit[k] = sum + comp
 		// A closed class of one state may have only self-loops (a machine
-		// with one application): Steady gives it probability 1 without a
+		// with one application): Solve gives it probability 1 without a
 		// solve. Otherwise every state of a closed class leaves it.
 		if n == 1 && g.exit[k] == 0 {
 			continue
@@ -178,7 +180,7 @@ const unitRoundoff = 0x1p-53
 // estimate exceeds tol, it applies the correction and repeats. On
 // acceptance it normalises p in place and returns the estimates by action
 // name. It fails when the estimates stop shrinking above tol.
-func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
+func refine(ctx context.Context, c *ctmc.Chain, g *generator, s steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
 	e := newEstimator(c, g)
 	prev := math.Inf(1)
 	slow := 0
@@ -229,7 +231,7 @@ func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []flo
 
 // estimator holds refine's work arrays.
 type estimator struct {
-	c                *Chain
+	c                *ctmc.Chain
 	g                *generator
 	r, d             []float64
 	x, xc, dx, floor []float64
@@ -238,7 +240,7 @@ type estimator struct {
 	S                float64
 }
 
-func newEstimator(c *Chain, g *generator) *estimator {
+func newEstimator(c *ctmc.Chain, g *generator) *estimator {
 	na := len(c.S.Actions)
 	return &estimator{c: c, g: g, r: make([]float64, g.n), d: make([]float64, g.n),
 		x: make([]float64, na), xc: make([]float64, na), dx: make([]float64, na), floor: make([]float64, na),

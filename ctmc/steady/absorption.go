@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"pepa/ctmc"
 	"pepa/internal/membudget"
 )
 
@@ -15,7 +16,7 @@ import (
 // distribution from the initial state is the sum over the classes of the
 // probability of ending in the class (absorption) times the class's own
 // steady state (solveClass), as PRISM computes it.
-func longRun(ctx context.Context, c *Chain, cl *classes, opt SteadyOptions, budget *membudget.Budget) (*SteadyResult, error) {
+func longRun(ctx context.Context, c *ctmc.Chain, cl *classes, opt Options, budget *membudget.Budget) (*Result, error) {
 	if err := budget.Check("steady: the probabilities of ending in each closed class", absorptionBytes(c.N), steadyHint); err != nil {
 		return nil, err
 	}
@@ -23,7 +24,7 @@ func longRun(ctx context.Context, c *Chain, cl *classes, opt SteadyOptions, budg
 	if err != nil {
 		return nil, err
 	}
-	res := &SteadyResult{Pi: nil, ThroughputError: map[string]float64{}, AbsorptionError: absErr}
+	res := &Result{Pi: nil, ThroughputError: map[string]float64{}, AbsorptionError: absErr}
 	if err := budget.Check("steady: the long-run distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ const (
 // error (as in sweeps.go) is below 1e-14. The estimate returned is four
 // unit roundoffs a transient state (the depth to which rounding can
 // accumulate along the blocks) plus the sweeps' estimates.
-func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Budget) ([]float64, float64, error) {
+func absorption(ctx context.Context, c *ctmc.Chain, cl *classes, budget *membudget.Budget) ([]float64, float64, error) {
 	K := len(cl.classes)
 	prob := make([]float64, K)
 	classOf := make(map[int32]int, K) // component label -> class
@@ -227,7 +228,7 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 // (i, l < k, i != l: a return to i is censored, not kept), then x_0 =
 // b_0 / s_0 and x_k = (b_k + sum_{i<k} x_i a[i][k]) / s_k with the values
 // at k's elimination. Only additions of nonnegative numbers.
-func absorbDense(c *Chain, blk []int32, compOf []int32, x, in []float64) error {
+func absorbDense(c *ctmc.Chain, blk []int32, compOf []int32, x, in []float64) error {
 	m := len(blk)
 	id := compOf[blk[0]]
 	pos := make(map[int32]int, m)
@@ -300,7 +301,7 @@ func absorbDense(c *Chain, blk []int32, compOf []int32, x, in []float64) error {
 // absorbSweeps solves one large block's expected times by Gauss-Seidel
 // sweeps (pushing changes, as sweeps.go does), in[] serving as the
 // inflows; it returns the estimated relative error of the values.
-func absorbSweeps(ctx context.Context, c *Chain, blk []int32, compOf []int32, x, in []float64) (float64, error) {
+func absorbSweeps(ctx context.Context, c *ctmc.Chain, blk []int32, compOf []int32, x, in []float64) (float64, error) {
 	id := compOf[blk[0]]
 	exit := make([]float64, len(blk))
 	for p, i := range blk {

@@ -1,10 +1,12 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
+
+	"pepa/ctmc"
 )
 
 // sweeper solves one closed class's balance equations pi Q = 0 by
@@ -32,7 +34,7 @@ import (
 // two blocks one after the other), so results are bit-for-bit the same
 // whatever GOMAXPROCS is.
 type sweeper struct {
-	c *Chain
+	c *ctmc.Chain
 	// states lists the class's states in increasing order; nil means
 	// every state of the chain.
 	states []int32
@@ -85,13 +87,13 @@ type sweeper struct {
 }
 
 // sweepParallelStates is the class size from which a sweep is cut in two
-// blocks swept by two goroutines, when SteadyOptions.Goroutines asks for
+// blocks swept by two goroutines, when Options.Goroutines asks for
 // two.
 const sweepParallelStates = 100_000
 
 // newSweeper prepares the sweeps of a class, starting from the uniform
 // vector.
-func newSweeper(c *Chain, states []int32, twoBlocks bool) *sweeper {
+func newSweeper(c *ctmc.Chain, states []int32, twoBlocks bool) *sweeper {
 	n := c.N
 	if states != nil {
 		n = len(states)

@@ -1,11 +1,13 @@
 package steady
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"sync"
 
 	"pepa/ctmc"
+	"pepa/ctmc/elim"
 	"pepa/internal/membudget"
 )
 
@@ -471,42 +473,19 @@ func strongly(g []float64, m int) bool {
 }
 
 // gthDense solves the steady state of the irreducible m-state chain with
-// off-diagonal rates g (row-major, overwritten) by GTH state reduction;
-// nil if a pivot is not positive and finite.
+// off-diagonal rates g (row-major, overwritten) by GTH state reduction
+// (package ctmc/elim, a closed block); nil if a pivot is not positive and
+// finite.
 func gthDense(g []float64, m int) []float64 {
-	for k := m - 1; k >= 1; k-- {
-		row := g[k*m : k*m+k]
-		sk := 0.0
-		for _, v := range row {
-			sk += v
-		}
-		if !(sk > 0) || math.IsInf(sk, 0) {
-			return nil
-		}
-		g[k*m+k] = sk
-		for i := 0; i < k; i++ {
-			f := g[i*m+k]
-			if f == 0 {
-				continue
-			}
-			f /= sk
-			ri := g[i*m : i*m+k]
-			for j, v := range row {
-				if j != i {
-					ri[j] += f * v
-				}
-			}
-		}
+	block := elim.Block{N: m, Rates: g, Closed: true}
+	if block.Reduce(context.Background()) != nil {
+		return nil
 	}
 	p := make([]float64, m)
 	p[0] = 1
+	block.SolveLeft(nil, p)
 	total := 1.0
 	for j := 1; j < m; j++ {
-		v := 0.0
-		for i := 0; i < j; i++ {
-			v += p[i] * g[i*m+j]
-		}
-		p[j] = v / g[j*m+j]
 		total += p[j]
 	}
 	for j := range p {

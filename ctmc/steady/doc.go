@@ -15,11 +15,11 @@
 // of three methods:
 //
 //   - GTH (MethodDirect, gth.go): dense Grassmann-Taksar-Heyman state
-//     reduction. Every pivot is a sum of remaining rates, never a
-//     difference, so each probability, however small, has a small
-//     relative error (O'Cinneide 1993); this is what makes stiff chains
-//     (rates 1e-4 to 1e5) safe. Chosen up to DefaultDirectLimit (2,000)
-//     states.
+//     reduction (package ctmc/elim). Every pivot is a sum of remaining
+//     rates, never a difference, so each probability, however small, has
+//     a small relative error (O'Cinneide 1993); this is what makes stiff
+//     chains (rates 1e-4 to 1e5) safe. Chosen up to DefaultDirectLimit
+//     (2,000) states.
 //   - Gauss-Seidel (MethodSweeps, sweeps.go): sweeps over the chain's own
 //     rows in place (pushing each change to the inflows of its targets, so
 //     that no transposed generator is built), a large class cut into two

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"pepa/ctmc"
+	"pepa/ctmc/elim"
 )
 
 // generator is the generator matrix of one closed class, renumbered
@@ -66,7 +67,7 @@ func newGenerator(c *ctmc.Chain, class []int32) (*generator, error) {
 			}
 			if int(j) != k {
 				g.in.ptr[j+1]++
-				sum, comp = twoSumAcc(sum, comp, c.RateAt(t))
+				sum, comp = elim.AddCompensated(sum, comp, c.RateAt(t))
 				g.outRate = append(g.outRate, c.RateAt(t))
 			}
 		}
@@ -125,13 +126,13 @@ func (g *generator) residual(p, r []float64) {
 		for k := g.outPtr[j]; k < g.outPtr[j+1]; k++ {
 			a, b := -p[j], g.outRate[k]
 			prod := a * b
-			sum, comp = twoSumAcc(sum, comp, prod)
+			sum, comp = elim.AddCompensated(sum, comp, prod)
 			comp += math.FMA(a, b, -prod)
 		}
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
 			a, b := p[g.in.src[k]], g.in.rate[k]
 			prod := a * b
-			sum, comp = twoSumAcc(sum, comp, prod)
+			sum, comp = elim.AddCompensated(sum, comp, prod)
 			comp += math.FMA(a, b, -prod)
 		}
 		r[j] = sum + comp
@@ -149,18 +150,6 @@ func (g *generator) normResidual(p []float64) float64 {
 		qm = math.Max(qm, g.exit[j])
 	}
 	return rm / (qm * pm)
-}
-
-// twoSumAcc adds x to the compensated sum (sum, comp) (Neumaier's variant
-// of Kahan summation).
-func twoSumAcc(sum, comp, x float64) (float64, float64) {
-	t := sum + x
-	if math.Abs(sum) >= math.Abs(x) {
-		comp += (sum - t) + x
-	} else {
-		comp += (x - t) + sum
-	}
-	return t, comp
 }
 
 // steadySolver is one way of solving the class's generator: an initial
@@ -268,7 +257,7 @@ func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float
 	}
 	var S, Sc, D float64
 	for i := range p {
-		S, Sc = twoSumAcc(S, Sc, p[i])
+		S, Sc = elim.AddCompensated(S, Sc, p[i])
 		D += d[i]
 	}
 	S += Sc
@@ -287,7 +276,7 @@ func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float
 		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
 			a := c.Act[t]
 			e.enabled[a] = true
-			x[a], xc[a] = twoSumAcc(x[a], xc[a], pi*c.RateAt(t))
+			x[a], xc[a] = elim.AddCompensated(x[a], xc[a], pi*c.RateAt(t))
 			dx[a] += dpi * c.RateAt(t)
 			if !(imbalance <= floor[a]) {
 				floor[a] = imbalance

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"pepa/ctmc"
+	"pepa/ctmc/elim"
 )
 
 // sweeper solves one closed class's balance equations pi Q = 0 by
@@ -213,11 +214,11 @@ func (s *sweeper) freshThroughputs() []float64 {
 	for k := 0; k < s.n; k++ {
 		i := s.state(k)
 		p := s.pi[i]
-		sum, sc = twoSumAcc(sum, sc, p)
+		sum, sc = elim.AddCompensated(sum, sc, p)
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			f := p * c.RateAt(e)
 			a := c.Act[e]
-			x[a], xc[a] = twoSumAcc(x[a], xc[a], f)
+			x[a], xc[a] = elim.AddCompensated(x[a], xc[a], f)
 			if j := c.Col[e]; j != i {
 				s.acc[j] += f
 			}
@@ -641,7 +642,7 @@ func (s *sweeper) finish(est float64) (map[string]float64, float64) {
 	c := s.c
 	var sum, comp float64
 	for k := 0; k < s.n; k++ {
-		sum, comp = twoSumAcc(sum, comp, s.pi[s.state(k)])
+		sum, comp = elim.AddCompensated(sum, comp, s.pi[s.state(k)])
 	}
 	sum += comp
 	enabled := make([]bool, len(c.S.Actions))

@@ -3,8 +3,8 @@
 // continuous-time Markov chain one by one, from the last down, each time
 // censoring the chain on the states that remain (Grassmann, Taksar and
 // Heyman 1985), and solves with the reduction for a row vector
-// (probabilities, expected times: SolveLeft) or a column vector
-// (SolveRight). It knows nothing of
+// (probabilities, expected times: SolveLeft) or a column vector (mean
+// times, absorption probabilities: SolveRight). It knows nothing of
 // models or chains beyond the block it is given.
 //
 // # Accuracy
@@ -54,12 +54,22 @@
 //   - ctmc/steady absorption.go: a strongly connected block of transient
 //     states (Out: the rate out of the block); SolveLeft(inflow) gives
 //     the expected time spent in each state.
+//   - passage mean.go: a block of the mean-time system (Out: the rate that
+//     ends the passage or enters solved states; Cols: 1 plus the flow to
+//     solved states times their means); SolveRight(Cols[0]) gives the
+//     mean remaining times.
+//   - passage dense.go: the states that can reach the target (Out: the
+//     rate into the target, then the rate to states that cannot reach
+//     it); SolveRight(Out[0]) gives the probability of ever reaching the
+//     target.
 //
 // Each caller used to have its own copy of the loop. They differed in
 // what they skipped (a zero rate of the pivot row, the diagonal's
 // entry), where they kept the pivots and when they reduced a row-vector
 // right-hand side, none of which changes a value for finite rates: the
-// results are bit for bit those of the loops replaced.
+// results are bit for bit those of the loops replaced. (Where a pivot
+// overflowed to +Inf, passage's two loops went on with it; Reduce refuses
+// it, as the others always did.)
 //
 // # Speed
 //

@@ -204,8 +204,8 @@ func TestSplitSameBits(t *testing.T) {
 		cst[i] = 1
 	}
 	reduce := func(rows int) *Block {
-		defer func(saved int) { parallelRows = saved }(parallelRows)
-		parallelRows = rows
+		defer func(r, w int) { parallelRows, parallelWork = r, w }(parallelRows, parallelWork)
+		parallelRows, parallelWork = rows, 0
 		b := &Block{N: n, Rates: append([]float64(nil), rates...), Out: [][]float64{append([]float64(nil), out...)},
 			Cols: [][]float64{append([]float64(nil), cst...)}}
 		if err := b.Reduce(context.Background()); err != nil {

@@ -13,10 +13,10 @@ type Block struct {
 	// N is the number of states; they are eliminated from N-1 down.
 	N int
 	// Rates holds the rates between the states, row-major: Rates[i*N+j]
-	// is the rate from i to j, i != j. The diagonal is ignored; Reduce
-	// leaves the pivots there and, above it, the rates as they were when
-	// each column's state was eliminated, and below it those of each
-	// row's state: what the solves read.
+	// is the rate from i to j, i != j. The diagonal is ignored. Reduce
+	// leaves what the solves read: the pivots on the diagonal, and at
+	// (i, j) the rate from i to j as it was when the later of the two
+	// was eliminated.
 	Rates []float64
 	// Out holds the rates out of the block, one vector of N per kind
 	// (the rate that ends a passage, the rate to states that cannot,
@@ -31,8 +31,9 @@ type Block struct {
 	// given, the solutions being determined up to a multiple.
 	Closed bool
 	// Compensated forms the pivots by compensated summation
-	// (AddCompensated), where the sum of many rates of mixed magnitudes
-	// must be correctly rounded, not within a few roundoffs of it.
+	// (AddCompensated): within about one rounding of the exact sum of
+	// the rates, where a plain sum of many terms may be a few roundoffs
+	// off.
 	Compensated bool
 }
 

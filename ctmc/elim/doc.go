@@ -75,8 +75,8 @@
 //
 // Reduce costs about n^3/3 multiply-adds and skips every row that does
 // not enter the state being eliminated (sparse blocks stay cheap). From
-// parallelRows rows up, a step large enough to be worth it (parallelWork)
-// splits its rows between the calling goroutine and one helper: the rows
-// are independent, so the results are the same bits however the split
-// falls.
+// parallelRows rows up, a step with enough work to be worth it
+// (parallelWork) splits the rows that enter its state between the calling
+// goroutine and one helper: the rows are independent, so the results are
+// the same bits however the split falls.
 package elim

@@ -50,16 +50,18 @@ func (e *PivotError) Error() string {
 	return fmt.Sprintf("state %d of the block has no rate left after reduction (%g)", e.State, e.Rate)
 }
 
-// An elimination step is split between two goroutines from parallelRows
-// rows up, and only while the previous step updated at least
-// parallelWork entries: the hand-over (two goroutine switches, a few
-// microseconds) costs more than half of a smaller step, which a sparse
-// block's steps are (measured: a 500-state block of a product of two
-// cycles, every step split, took 5-9% longer than on one goroutine).
-// Variables so that a test can move them.
+// From parallelRows rows up, a step lists the rows that enter the state
+// it eliminates and, if they make at least parallelWork multiply-adds,
+// splits them between the calling goroutine and a helper. Below that the
+// hand-over (two goroutine switches, a few microseconds) costs more than
+// the half step it saves: a sparse block's steps update a few rows each
+// (a 500-state block of two cycles' product, every step split as gth.go
+// once did, took 5-9% longer than on one goroutine), while on a mapping
+// chain's class a quarter of the steps carry most of the work. Variables
+// so that a test can move them.
 var (
 	parallelRows = 256
-	parallelWork = 1 << 15
+	parallelWork = 1 << 14
 )
 
 // Reduce eliminates the states from N-1 down to 0 (to 1 if Closed),
@@ -72,11 +74,12 @@ func (b *Block) Reduce(ctx context.Context) error {
 		last = 1
 	}
 	var h *helper
+	var rows []int32 // a step's rows that enter its state
 	if n-1 >= parallelRows {
 		h = startHelper()
 		defer close(h.steps)
+		rows = make([]int32, 0, n)
 	}
-	work := parallelWork // entries the last step updated
 	for k := n - 1; k >= last; k-- {
 		if k&63 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -88,14 +91,30 @@ func (b *Block) Reduce(ctx context.Context) error {
 			return &PivotError{State: k, Rate: s}
 		}
 		a[k*n+k] = s
-		if k < parallelRows || work < parallelWork {
-			work = b.eliminate(k, s, 0, k) * k
+		if k < parallelRows {
+			for i := 0; i < k; i++ {
+				if f := a[i*n+k]; f != 0 {
+					b.fold(i, k, f, s)
+				}
+			}
 			continue
 		}
-		mid := k / 2
-		h.steps <- step{b: *b, k: k, s: s, lo: mid, hi: k}
-		rows := b.eliminate(k, s, 0, mid)
-		work = (rows + <-h.done) * k
+		rows = rows[:0]
+		for i := 0; i < k; i++ {
+			if a[i*n+k] != 0 {
+				rows = append(rows, int32(i))
+			}
+		}
+		mine := rows
+		if len(rows)*k >= parallelWork {
+			half := len(rows) / 2
+			h.steps <- step{b: *b, k: k, s: s, rows: rows[half:]}
+			mine = rows[:half]
+		}
+		b.foldRows(mine, k, s)
+		if len(mine) < len(rows) {
+			<-h.done
+		}
 	}
 	return nil
 }
@@ -124,36 +143,34 @@ func (b *Block) pivot(k int) float64 {
 	return s
 }
 
-// eliminate folds state k (pivot s) into the rows lo..hi-1 that enter it,
-// and returns how many do. A row's diagonal takes a term too (the return
-// to i that eliminating k creates): it is never read, and is overwritten
-// with i's pivot, so skipping it would cost a test in the innermost loop
-// for nothing.
-func (b *Block) eliminate(k int, s float64, lo, hi int) (rows int) {
+// fold folds state k (pivot s) into row i, which enters it at rate f. The
+// row's diagonal takes a term too (the return to i that eliminating k
+// creates): it is never read, and is overwritten with i's pivot, so
+// skipping it would cost a test in the innermost loop for nothing.
+func (b *Block) fold(i, k int, f, s float64) {
 	n, a := b.N, b.Rates
-	rowK := a[k*n : k*n+k]
-	for i := lo; i < hi; i++ {
-		f := a[i*n+k]
-		if f == 0 {
-			continue
-		}
-		rows++
-		f /= s
-		for _, o := range b.Out {
-			o[i] += f * o[k]
-		}
-		for _, c := range b.Cols {
-			c[i] += f * c[k]
-		}
-		row := a[i*n : i*n+k]
-		for j, v := range rowK {
-			row[j] += f * v
-		}
+	f /= s
+	for _, o := range b.Out {
+		o[i] += f * o[k]
 	}
-	return rows
+	for _, c := range b.Cols {
+		c[i] += f * c[k]
+	}
+	row := a[i*n : i*n+k]
+	for j, v := range a[k*n : k*n+k] {
+		row[j] += f * v
+	}
 }
 
-// helper eliminates the upper half of a step's rows on its own goroutine,
+// foldRows folds state k into each of rows.
+func (b *Block) foldRows(rows []int32, k int, s float64) {
+	n, a := b.N, b.Rates
+	for _, i := range rows {
+		b.fold(int(i), k, a[int(i)*n+k], s)
+	}
+}
+
+// helper folds the second half of a step's rows on its own goroutine,
 // one goroutine for the whole reduction (none is started per step). Each
 // step carries a copy of the Block, whose slices share their arrays with
 // the original: the Block itself need not move to the heap (a small block
@@ -162,21 +179,22 @@ func (b *Block) eliminate(k int, s float64, lo, hi int) (rows int) {
 // collector can free as soon as the caller drops it.
 type helper struct {
 	steps chan step
-	done  chan int // the rows the step updated
+	done  chan struct{}
 }
 
 type step struct {
-	b      Block
-	k      int
-	s      float64
-	lo, hi int
+	b    Block
+	k    int
+	s    float64
+	rows []int32
 }
 
 func startHelper() *helper {
-	h := &helper{steps: make(chan step), done: make(chan int)}
+	h := &helper{steps: make(chan step), done: make(chan struct{})}
 	go func() {
 		for st := range h.steps {
-			h.done <- st.b.eliminate(st.k, st.s, st.lo, st.hi)
+			st.b.foldRows(st.rows, st.k, st.s)
+			h.done <- struct{}{}
 		}
 	}()
 	return h

@@ -213,7 +213,7 @@ func TestSplitSameBits(t *testing.T) {
 		}
 		return b
 	}
-	split, one := reduce(64), reduce(n)
+	split, one := reduce(64), reduce(n) // the work gate off: every step from 64 rows up is split
 	same := func(what string, x, y []float64) {
 		t.Helper()
 		for i := range x {

@@ -3,7 +3,6 @@ package ctmc
 import (
 	"context"
 	"errors"
-	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -94,47 +93,5 @@ func TestDirectIndexWithinBudget(t *testing.T) {
 	set := newIndex(s, 0, budgetAbove(2*table))
 	if _, ok := set.(*stateSet); !ok {
 		t.Errorf("%d bytes of budget for a %d-byte table: not the hash set", 2*table, table)
-	}
-}
-
-// TestSteadyWithinBudget: every stage of Steady is checked before it is
-// made, the error naming it; with room, the result is the unbudgeted one.
-func TestSteadyWithinBudget(t *testing.T) {
-	c, err := Derive(context.Background(), compileSource(t, testmodels.Mapping(24, 6, 1)), DeriveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	T := int64(len(c.Col))
-	gen, ilu := generatorBytes(c.N, c.N, T), iluBytes(c.N, T)
-	for _, tc := range []struct {
-		extra int64
-		opt   SteadyOptions
-		stage string
-	}{
-		{reachBytes(c.N) / 2, SteadyOptions{}, "steady: finding the closed classes"},
-		{sweepBytes(c.N, false) * 3 / 4, SteadyOptions{}, "steady: Gauss-Seidel's vectors"},
-		{gen / 2, SteadyOptions{Method: MethodIterative}, "steady: the generator"},
-		{gen + ilu/2, SteadyOptions{Method: MethodIterative}, "steady: BiCGSTAB's ILU(0) factors and vectors"},
-		{gen + 1<<20, SteadyOptions{Method: MethodDirect}, "steady: GTH's dense matrix of 100842 states"},
-	} {
-		ctx := membudget.NewContext(context.Background(), budgetAbove(tc.extra))
-		_, err := Steady(ctx, c, tc.opt)
-		var oe *membudget.Error
-		if !errors.As(err, &oe) || oe.Stage != tc.stage {
-			t.Errorf("%d bytes left: %v, want the stage %q", tc.extra, err, tc.stage)
-		}
-	}
-	want, err := Steady(context.Background(), c, SteadyOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Steady(membudget.NewContext(context.Background(), budgetAbove(gen+ilu+refineBytes(c.N, c.N)+(4<<20))), c, SteadyOptions{})
-	if err != nil {
-		t.Fatalf("with room for every stage: %v", err)
-	}
-	for i := range want.Pi {
-		if math.Abs(got.Pi[i]-want.Pi[i]) > 0 {
-			t.Fatalf("pi[%d] = %g, want %g", i, got.Pi[i], want.Pi[i])
-		}
 	}
 }

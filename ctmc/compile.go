@@ -188,6 +188,14 @@ func (l *Leaf) Local(state []uint64) int {
 	return int((state[l.word] >> l.shift) & l.mask)
 }
 
+// Field says where Local reads: the local state is (state[word] >> shift)
+// & mask. It is for solvers that visit every state and cannot afford a
+// call per leaf and state (package ctmc/steady's aggregation). A leaf
+// with one local state takes no bits: its mask is 0.
+func (l *Leaf) Field() (word int, shift uint, mask uint64) {
+	return l.word, l.shift, l.mask
+}
+
 // Compile builds the Structure of a checked model.
 func Compile(m *lang.Model, opt Options) (*Structure, error) {
 	c := &compiler{

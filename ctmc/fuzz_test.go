@@ -1,4 +1,4 @@
-package ctmc
+package ctmc_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"pepa/ctmc"
+	"pepa/ctmc/steady"
 	"pepa/lang"
 )
 
@@ -37,11 +39,11 @@ func FuzzDerive(f *testing.F) {
 			return
 		}
 		for _, agg := range []bool{true, false} {
-			s, err := Compile(m, Options{Aggregate: agg})
+			s, err := ctmc.Compile(m, ctmc.Options{Aggregate: agg})
 			if err != nil {
 				continue
 			}
-			c, err := Derive(context.Background(), s, DeriveOptions{MaxStates: 2000})
+			c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{MaxStates: 2000})
 			if err != nil {
 				continue
 			}
@@ -54,9 +56,9 @@ func FuzzDerive(f *testing.F) {
 				}
 			}
 			if len(c.Deadlocks) == 0 && c.N <= 200 {
-				Steady(context.Background(), c, SteadyOptions{MaxIterations: 200})
+				steady.Solve(context.Background(), c, steady.Options{MaxIterations: 200})
 			}
-			_, _ = Decompose(s)
+			_, _ = ctmc.Decompose(s)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package ctmc
 
 import (
 	"context"
+	"math"
 	"os"
 	"testing"
 
@@ -56,3 +57,6 @@ func deriveLimited(t testing.TB, name string, max int) (*Chain, error) {
 	t.Helper()
 	return Derive(context.Background(), compileFile(t, name), DeriveOptions{MaxStates: max})
 }
+
+// near reports whether a is within tol of b, relative to b (absolute below 1).
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }

@@ -1,12 +1,14 @@
 package passage
 
 import (
+	"context"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
 
 	"pepa/ctmc"
+	"pepa/ctmc/elim"
 )
 
 // DenseMaxStates is the largest chain whose passage Solve computes by the
@@ -160,12 +162,12 @@ func (d *denseDist) pdf(t float64) float64 {
 // total is the probability that the passage ever ends: a0 plus alpha h,
 // h_i the probability of ever entering the target from non-target state
 // i. States that cannot reach the target have h = 0; on the others, h is
-// found by state reduction without subtraction (as the mean solver's
-// solveDense): eliminating state k folds its rates into the states that
-// enter it, and its total rate is recomputed as a sum of the rates it
-// has left, so stiff rates keep their relative accuracy. (A dense LU solve
-// here failed on a chain with a closed class that cannot reach the target:
-// its block of -S is singular.)
+// found by state reduction without subtraction (package ctmc/elim: the
+// rate into the target and the rate to states that cannot reach it are
+// the block's rates out, the first also the right-hand side), so stiff
+// rates keep their relative accuracy. (A dense LU solve here failed on a
+// chain with a closed class that cannot reach the target: its block of -S
+// is singular.)
 func (d *denseDist) total() (float64, error) {
 	m := len(d.alpha)
 	if m == 0 {
@@ -211,42 +213,15 @@ func (d *denseDist) total() (float64, error) {
 			}
 		}
 	}
-	l := make([]float64, k)
-	for e := k - 1; e >= 0; e-- {
-		re := r[e*k : e*k+e]
-		le := into[e] + lost[e]
-		for _, v := range re {
-			le += v
-		}
-		if !(le > 0) {
-			return 0, fmt.Errorf("absorption probabilities: state %d cannot leave", idx[e])
-		}
-		l[e] = le
-		for i := 0; i < e; i++ {
-			rie := r[i*k+e]
-			if rie == 0 {
-				continue
-			}
-			f := rie / le
-			into[i] += f * into[e]
-			lost[i] += f * lost[e]
-			ri := r[i*k : i*k+e]
-			for j, v := range re {
-				if j != i && v != 0 {
-					ri[j] += f * v
-				}
-			}
-		}
+	block := elim.Block{N: k, Rates: r, Out: [][]float64{into, lost}}
+	if err := block.Reduce(context.Background()); err != nil {
+		return 0, fmt.Errorf("absorption probabilities: %w", err)
 	}
 	h := make([]float64, k)
+	block.SolveRight(into, h)
 	p := d.a0
-	for e := 0; e < k; e++ {
-		v := into[e]
-		for j, x := range r[e*k : e*k+e] {
-			v += x * h[j]
-		}
-		h[e] = v / l[e]
-		p += d.alpha[idx[e]] * h[e]
+	for e, he := range h {
+		p += d.alpha[idx[e]] * he
 	}
 	return clamp01(p), nil
 }

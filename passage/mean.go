@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"pepa/ctmc"
+	"pepa/ctmc/elim"
 	"pepa/internal/membudget"
 )
 
@@ -239,7 +240,7 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 			m[k] = sum / s.leave[k]
 		case len(blk) <= s.denseBlock:
 			s.stats.Dense++
-			if err := s.solveDense(blk, inBlock, id, m); err != nil {
+			if err := s.solveDense(ctx, blk, inBlock, id, m); err != nil {
 				return nil, err
 			}
 		default:
@@ -250,7 +251,7 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 				// stiff rates); elimination keeps every value accurate.
 				s.stats.Dense++
 				s.stats.Fallback++
-				err = s.solveDense(blk, inBlock, id, m)
+				err = s.solveDense(ctx, blk, inBlock, id, m)
 			} else if err == nil {
 				s.stats.Iterative++
 			}
@@ -262,18 +263,16 @@ func (s *meanSys) solve(ctx context.Context) ([]float64, error) {
 	return m, nil
 }
 
-// solveDense solves one block by state reduction without subtraction, the
-// GTH idea applied to mean times: eliminating state k folds its row into
-// every row i that enters it (r_ij += r_ik r_kj / l_k, the constant and the
-// rate out of the block likewise), and each remaining state's total rate
-// l_i is recomputed as its rate out of the block plus its rates to the
-// states not yet eliminated, a sum of positive terms, never l_i minus the
-// self-loop the elimination creates. Every operation adds, multiplies or
-// divides positive numbers, so every mean has a small relative error
-// however stiff the rates (partial-pivoting LU lost 4e-7 on a 6-state chain
-// with rates from 2.5e-4 to 5.9e3, found by the differential test). The
-// values of the states outside the block are final.
-func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64) error {
+// solveDense solves one block by state reduction without subtraction
+// (package ctmc/elim: the GTH idea applied to mean times): the block's
+// rates between its states, its rate out of the block (ending the passage
+// or to solved states) as Out, and 1 plus the flow to solved states times
+// their means as the right-hand side. Every mean has a small relative
+// error however stiff the rates (partial-pivoting LU lost 4e-7 on a
+// 6-state chain with rates from 2.5e-4 to 5.9e3, found by the
+// differential test). The values of the states outside the block are
+// final.
+func (s *meanSys) solveDense(ctx context.Context, blk []int32, inBlock []int32, id int32, m []float64) error {
 	size := len(blk)
 	pos := make(map[int32]int, size)
 	for p, k := range blk {
@@ -299,44 +298,19 @@ func (s *meanSys) solveDense(blk []int32, inBlock []int32, id int32, m []float64
 			}
 		}
 	}
-	l := make([]float64, size) // l[k]: total rate of k when it is eliminated
-	for k := size - 1; k >= 0; k-- {
-		rk := r[k*size : k*size+k]
-		lk := out[k]
-		for _, x := range rk {
-			lk += x
+	block := elim.Block{N: size, Rates: r, Out: [][]float64{out}, Cols: [][]float64{cst}}
+	if err := block.Reduce(ctx); err != nil {
+		if errors.As(err, new(*elim.PivotError)) {
+			return fmt.Errorf("%w: a state of the block cannot leave it (%w)", ErrMeanUnavailable, err)
 		}
-		if !(lk > 0) {
-			return fmt.Errorf("%w: a state of the block cannot leave it", ErrMeanUnavailable)
-		}
-		l[k] = lk
-		for i := 0; i < k; i++ {
-			rik := r[i*size+k]
-			if rik == 0 {
-				continue
-			}
-			f := rik / lk
-			out[i] += f * out[k]
-			cst[i] += f * cst[k]
-			ri := r[i*size : i*size+k]
-			for j, x := range rk {
-				if j != i && x != 0 {
-					ri[j] += f * x
-				}
-			}
-		}
+		return err
 	}
 	local := make([]float64, size)
-	for k := 0; k < size; k++ {
-		v := cst[k]
-		for j, x := range r[k*size : k*size+k] {
-			v += x * local[j]
-		}
-		v /= l[k]
+	block.SolveRight(cst, local)
+	for k, v := range local {
 		if !(v >= 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: the elimination gave %g for a mean remaining time", ErrMeanUnavailable, v)
 		}
-		local[k] = v
 		m[blk[k]] = v
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 )
 
 // Semantics names how a passage's start and end are chosen.
@@ -130,7 +131,7 @@ func PluginPartProblem(c *ctmc.Chain, pi []float64, others float64, sourceAction
 
 // SteadyForPlugin solves the steady state that plug-in passages need.
 func SteadyForPlugin(ctx context.Context, c *ctmc.Chain) ([]float64, error) {
-	res, err := ctmc.Steady(ctx, c, ctmc.SteadyOptions{Tolerance: 1e-14, SingleClass: true, StateProbabilities: true})
+	res, err := steady.Solve(ctx, c, steady.Options{Tolerance: 1e-14, SingleClass: true, StateProbabilities: true})
 	if err != nil {
 		return nil, fmt.Errorf("plug-in passage weights need the steady state: %w", err)
 	}
@@ -177,11 +178,11 @@ func stuckState(c *ctmc.Chain) (int, bool) {
 		return 0, false
 	}
 	d := int(c.Deadlocks[0])
-	err := ctmc.Irreducible(c)
+	err := steady.Irreducible(c)
 	if err == nil {
 		return d, c.N == 1
 	}
-	var ni *ctmc.NotIrreducibleError
+	var ni *steady.NotIrreducibleError
 	if errors.As(err, &ni) && len(ni.Closed) == 1 && len(ni.Closed[0]) == 1 && int(ni.Closed[0][0]) == d {
 		return d, true
 	}

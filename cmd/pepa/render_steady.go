@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"pepa/ctmc"
+	"pepa/ctmc/steady"
 )
 
 // document is what --format json prints of a steady state.
@@ -46,7 +46,7 @@ func (a *steadyCmd) document(result any) any {
 		Classes     []class `json:"closed_classes,omitempty"`
 		AbsError    float64 `json:"class_probability_relative_error,omitempty"`
 	}{AbsError: res.AbsorptionError, Model: displayName(a.files[0]), States: c.N, Transitions: c.NumTransitions(), Iterations: res.Iterations, Residual: res.Residual,
-		Method: res.Method, Closed: res.ClosedStates, Transient: res.Transient, MaxError: res.MaxThroughputError, ErrorKind: ctmc.ErrorBoundKind}
+		Method: res.Method, Closed: res.ClosedStates, Transient: res.Transient, MaxError: res.MaxThroughputError, ErrorKind: steady.ErrorBoundKind}
 	for _, t := range tps {
 		out.Throughput = append(out.Throughput, tp{t.Action, t.Value, res.ThroughputError[t.Action]})
 	}
@@ -98,14 +98,14 @@ func steadyText(w io.Writer, name string, o *steadyOutcome) error {
 		fmt.Fprintf(w, "closed:   %d states in the closed class, %d transient states (probability 0)\n", res.ClosedStates, res.Transient)
 	}
 	switch res.Method {
-	case ctmc.MethodDirect:
+	case steady.MethodDirect:
 		fmt.Fprintf(w, "solver:   GTH state reduction (direct)\n")
-	case ctmc.MethodSweeps:
+	case steady.MethodSweeps:
 		fmt.Fprintf(w, "solver:   Gauss-Seidel sweeps (iterative), %d sweeps\n", res.Iterations)
 	default:
 		fmt.Fprintf(w, "solver:   BiCGSTAB with ILU(0) (iterative), %d iterations\n", res.Iterations)
 	}
-	fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, ctmc.ErrorBoundKind)
+	fmt.Fprintf(w, "accuracy: estimated error of every throughput at most %.2g relative to itself (%s)\n\n", res.MaxThroughputError, steady.ErrorBoundKind)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "action\tthroughput\trelative error (est.)")
 	for _, t := range tps {

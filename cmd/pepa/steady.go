@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 	"pepa/models"
 )
 
@@ -14,13 +15,13 @@ import (
 // its measures.
 type steadyCmd struct {
 	analysisBase
-	opt ctmc.SteadyOptions
+	opt steady.Options
 }
 
 // steadyOutcome is a steady-state solution with its measures.
 type steadyOutcome struct {
 	c   *ctmc.Chain
-	res *ctmc.SteadyResult
+	res *steady.Result
 	tps []ctmc.Throughput
 	uts []ctmc.Utilisation
 }
@@ -60,7 +61,7 @@ func parseSteady(ctx context.Context, e *env, args []string) (*steadyCmd, contex
 	c := &checker{e: e, verb: "steady"}
 	c.require(len(files) == 1, "need exactly one model file")
 	c.require(a.opt.Tolerance > 0 && a.opt.MaxIterations > 0 && a.opt.Omega > 0 && a.opt.Omega < 2, "--tolerance and --max-iterations must be positive and --omega in (0, 2)")
-	c.oneOf("--method", *method, "auto", ctmc.MethodDirect, ctmc.MethodSweeps, ctmc.MethodIterative)
+	c.oneOf("--method", *method, "auto", steady.MethodDirect, steady.MethodSweeps, steady.MethodIterative)
 	if c.failed() {
 		return nil, ctx, c.code
 	}
@@ -82,7 +83,7 @@ func (a *steadyCmd) solve(ctx context.Context, e *env, in []models.Input, derive
 	if len(c.Deadlocks) > 0 {
 		return nil, deadlockErr(c)
 	}
-	res, err := ctmc.Steady(ctx, c, a.opt)
+	res, err := steady.Solve(ctx, c, a.opt)
 	if err != nil {
 		return nil, err
 	}

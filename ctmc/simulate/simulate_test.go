@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 	"pepa/internal/testing/coverage"
 	"pepa/internal/testing/testchain"
 	"pepa/internal/testing/testmodels"
@@ -200,14 +201,14 @@ func TestSteadyCoverage(t *testing.T) {
 		if len(c.Deadlocks) > 0 {
 			continue
 		}
-		if _, err := ctmc.Steady(context.Background(), c, ctmc.SteadyOptions{}); err != nil {
+		if _, err := steady.Solve(context.Background(), c, steady.Options{}); err != nil {
 			continue // reducible: no unique steady state to compare with
 		}
 		srcs = append(srcs, src)
 	}
 	for i, src := range srcs {
 		c := testchain.Chain(t, src)
-		st, err := ctmc.Steady(context.Background(), c, ctmc.SteadyOptions{})
+		st, err := steady.Solve(context.Background(), c, steady.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 	"pepa/internal/testing/randmodel"
 	"pepa/internal/testing/reference"
 	"pepa/lang"
@@ -185,7 +186,7 @@ func TestDifferential(t *testing.T) {
 		// Enough models for every path the small profile reaches: the
 		// dense exponential takes stiff chains of at most 64 states.
 		must = []string{"passage:forward", "passage:forward-lanes", "passage:backward", "passage:dense",
-			"steady:" + ctmc.MethodDirect, "steady:long-run", "mean:single", "mean:dense", "part",
+			"steady:" + steady.MethodDirect, "steady:long-run", "mean:single", "mean:dense", "part",
 			"robustness:groups", "robustness:flat", "robustness:coupled-machines", "robustness:machine-with-shared"}
 	}
 	tl.check(t, must)
@@ -216,7 +217,7 @@ func TestDifferentialMedium(t *testing.T) {
 	if tl.compared < n {
 		t.Errorf("only %d medium models compared", tl.compared)
 	}
-	tl.check(t, []string{"steady:" + ctmc.MethodIterative, "steady:" + ctmc.MethodSweeps, "derive:small-chunks", "passage:forward-lanes",
+	tl.check(t, []string{"steady:" + steady.MethodIterative, "steady:" + steady.MethodSweeps, "derive:small-chunks", "passage:forward-lanes",
 		"passage:backward", "mean:iterative"})
 }
 
@@ -575,10 +576,10 @@ func (h *harness) compareCompiled(agg bool) {
 	if !agg {
 		h.base.TermMismatch = c.N != h.rc.N() || c.NumTransitions() != h.rc.DistinctTransitions() || h.rc.TermIdentified > 0
 	}
-	h.compareSteady(c, where, ctmc.MethodAuto)
+	h.compareSteady(c, where, steady.MethodAuto)
 	if h.prof.forcePaths {
-		h.compareSteady(c, where, ctmc.MethodIterative)
-		h.compareSteady(c, where, ctmc.MethodSweeps)
+		h.compareSteady(c, where, steady.MethodIterative)
+		h.compareSteady(c, where, steady.MethodSweeps)
 	}
 	for i := range h.probs {
 		h.comparePassage(c, &h.probs[i], where, nil, 0)
@@ -657,8 +658,8 @@ func owningPart(s *ctmc.Structure, chains []*ctmc.Chain, actions []string) int {
 // measured of the estimates against 256-bit solves) plus the reference's
 // own error, 4 unit roundoffs a state (GTH adds only nonnegative numbers).
 func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
-	res, err := ctmc.Steady(h.ctx, c, ctmc.SteadyOptions{Method: method, Tolerance: steadyTolerance})
-	if method != ctmc.MethodAuto {
+	res, err := steady.Solve(h.ctx, c, steady.Options{Method: method, Tolerance: steadyTolerance})
+	if method != steady.MethodAuto {
 		where += "-" + method
 	}
 	if h.piErr != nil {
@@ -668,7 +669,7 @@ func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
 		}
 		return
 	}
-	if err != nil && method == ctmc.MethodSweeps && strings.Contains(err.Error(), "does not reach the tolerance: Gauss-Seidel:") {
+	if err != nil && method == steady.MethodSweeps && strings.Contains(err.Error(), "does not reach the tolerance: Gauss-Seidel:") {
 		// Sweeps forced on a chain where they stall give up with that
 		// error (auto hands such chains to BiCGSTAB, compared in its own
 		// lane): a refusal, not a wrong number.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pepa/ctmc"
+	"pepa/ctmc/steady"
 	"pepa/lang"
 )
 
@@ -48,7 +49,7 @@ func TestLongRunFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := ctmc.Steady(context.Background(), c, ctmc.SteadyOptions{})
+			res, err := steady.Solve(context.Background(), c, steady.Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", tc.file, err)
 			}

@@ -14,11 +14,17 @@ import (
 // Structure parses, checks and compiles a model given as text.
 func Structure(t testing.TB, src string) *ctmc.Structure {
 	t.Helper()
+	return StructureWith(t, src, ctmc.DefaultOptions)
+}
+
+// StructureWith is Structure compiled with opt (aggregation off, say).
+func StructureWith(t testing.TB, src string, opt ctmc.Options) *ctmc.Structure {
+	t.Helper()
 	m, diags := lang.Load("t.pepa", []byte(src))
 	if diags.HasErrors() {
 		t.Fatalf("model does not check:\n%v", diags.Err())
 	}
-	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
+	s, err := ctmc.Compile(m, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +34,13 @@ func Structure(t testing.TB, src string) *ctmc.Structure {
 // Chain derives the chain of a model given as text.
 func Chain(t testing.TB, src string) *ctmc.Chain {
 	t.Helper()
-	c, err := ctmc.Derive(context.Background(), Structure(t, src), ctmc.DeriveOptions{})
+	return ChainWith(t, src, ctmc.DefaultOptions)
+}
+
+// ChainWith is Chain compiled with opt.
+func ChainWith(t testing.TB, src string, opt ctmc.Options) *ctmc.Chain {
+	t.Helper()
+	c, err := ctmc.Derive(context.Background(), StructureWith(t, src, opt), ctmc.DeriveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -9,20 +9,21 @@ import (
 	"sort"
 	"strings"
 
+	"pepa/ctmc"
 	"pepa/internal/membudget"
 )
 
-// Steady-state methods, as named in SteadyOptions.Method and
-// SteadyResult.Method.
+// Steady-state methods, as named in Options.Method and
+// Result.Method.
 const (
-	MethodAuto      = ""             // chosen per closed class (see Steady)
+	MethodAuto      = ""             // chosen per closed class (see Solve)
 	MethodDirect    = "gth"          // dense Grassmann-Taksar-Heyman state reduction
 	MethodIterative = "bicgstab"     // ILU(0)-preconditioned BiCGSTAB with iterative refinement
 	MethodSweeps    = "gauss-seidel" // Gauss-Seidel sweeps over the chain in place (sweeps.go)
 )
 
 // DefaultDirectLimit is the largest closed class solved by dense GTH when
-// SteadyOptions.DirectLimit is zero. Dense GTH costs m^3/3 multiply-adds and
+// Options.DirectLimit is zero. Dense GTH costs m^3/3 multiply-adds and
 // 8 m^2 bytes: BenchmarkSteadyMethods measured 0.07 s at 625 states, 1.1 s
 // at 2,401 and 1.9 s at 3,125 (one run each, loaded 2-core machine), where
 // the iterative method took 0.003 s, 0.12 s and 0.02 s on those
@@ -31,15 +32,15 @@ const (
 const DefaultDirectLimit = 2000
 
 // DefaultSweepLimit is the most Gauss-Seidel sweeps MethodAuto predicts it
-// may spend on a class before it turns to BiCGSTAB (SteadyOptions.SweepLimit).
+// may spend on a class before it turns to BiCGSTAB (Options.SweepLimit).
 const DefaultSweepLimit = 600
 
-// SteadyOptions controls the steady-state solver.
-type SteadyOptions struct {
+// Options controls the steady-state solver.
+type Options struct {
 	// Tolerance is the target for the estimated error of every throughput
-	// relative to that throughput (see SteadyResult.ThroughputError).
+	// relative to that throughput (see Result.ThroughputError).
 	// The solvers iterate until every estimate is at or below it; if
-	// one cannot get there, Steady tries the next method or fails rather
+	// one cannot get there, Solve tries the next method or fails rather
 	// than return a vector that misses it. Values below 1e-13, which
 	// float64 cannot promise on a sum over many states, are raised to
 	// 1e-13. Default 1e-12.
@@ -54,7 +55,7 @@ type SteadyOptions struct {
 	Omega float64
 	// Method forces a method (MethodDirect, MethodIterative or
 	// MethodSweeps) on every closed class of more than one state; empty
-	// chooses per class (see Steady).
+	// chooses per class (see Solve).
 	Method string
 	// DirectLimit is the largest closed class solved directly under
 	// MethodAuto; 0 means DefaultDirectLimit.
@@ -70,7 +71,7 @@ type SteadyOptions struct {
 	SingleClass bool
 	// Goroutines is the number of goroutines Gauss-Seidel sweeps a class
 	// of at least 100,000 states with: 1 (0 means 1) or 2 (the class cut
-	// in two blocks, sweep.go). One is the default because it was faster:
+	// in two blocks, sweeps.go). One is the default because it was faster:
 	// on this 2-core machine, under the other jobs it shares it with,
 	// two blocks took 1.25x the wall time and more CPU (paired runs on
 	// 705,894 states).
@@ -85,8 +86,8 @@ type SteadyOptions struct {
 	StateProbabilities bool
 }
 
-// SteadyResult is a steady-state distribution with the solver's report.
-type SteadyResult struct {
+// Result is a steady-state distribution with the solver's report.
+type Result struct {
 	// Pi is the long-run distribution from the initial state: with one
 	// closed class its steady state (transient states 0), with several
 	// the sum over classes of the probability of ending in the class
@@ -204,7 +205,7 @@ func listStates(s []int32, max int) string {
 // tolerance.
 var errNoProgress = errors.New("steady state: error estimate does not reach the tolerance")
 
-// Steady solves the chain's long-run distribution from its initial state.
+// Solve solves the chain's long-run distribution from its initial state.
 // With one closed class that is the steady state, pi Q = 0 and sum pi = 1
 // on the class, transient states 0; with several (unless SingleClass), it
 // is the probability of ending in each class, from the initial state,
@@ -221,10 +222,10 @@ var errNoProgress = errors.New("steady state: error estimate does not reach the 
 // BiCGSTAB preconditioned with ILU(0), and if that cannot reach the
 // tolerance on a class of at most 16,000 states, to GTH after all. GTH's and
 // BiCGSTAB's answers are checked (BiCGSTAB's improved) by iterative
-// refinement against the exactly formed residual. SteadyResult.Reason says
-// which method ran and why; SteadyResult.ThroughputError what the
+// refinement against the exactly formed residual. Result.Reason says
+// which method ran and why; Result.ThroughputError what the
 // estimates are.
-func Steady(ctx context.Context, c *Chain, opt SteadyOptions) (*SteadyResult, error) {
+func Solve(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	if opt.Tolerance <= 0 || math.IsNaN(opt.Tolerance) {
 		opt.Tolerance = 1e-12
 	}
@@ -280,15 +281,15 @@ type classSolution struct {
 	residual   float64
 }
 
-func (s *classSolution) result() *SteadyResult {
-	res := &SteadyResult{Pi: s.pi, Method: s.method, Reason: s.reason, Iterations: s.iterations, Residual: s.residual, ThroughputError: s.est}
+func (s *classSolution) result() *Result {
+	res := &Result{Pi: s.pi, Method: s.method, Reason: s.reason, Iterations: s.iterations, Residual: s.residual, ThroughputError: s.est}
 	res.MaxThroughputError = maxOf(s.est)
 	return res
 }
 
 // solveClass solves one closed class (whole: it is every state of the
-// chain) by the method opt asks for or, under MethodAuto, as Steady says.
-func solveClass(ctx context.Context, c *Chain, class []int32, whole bool, opt SteadyOptions, budget *membudget.Budget) (*classSolution, error) {
+// chain) by the method opt asks for or, under MethodAuto, as Solve says.
+func solveClass(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget) (*classSolution, error) {
 	n := len(class)
 	if n == 1 {
 		// Nothing to solve, and nothing to estimate: every throughput is
@@ -343,7 +344,7 @@ func solveClass(ctx context.Context, c *Chain, class []int32, whole bool, opt St
 // not fit the budget: then it sweeps on up to opt.MaxIterations. A forced
 // MethodSweeps sweeps up to opt.MaxIterations and fails if they do not
 // reach the tolerance.
-func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt SteadyOptions, budget *membudget.Budget, auto bool) (sol *classSolution, stalled string, err error) {
+func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget, auto bool) (sol *classSolution, stalled string, err error) {
 	n := len(class)
 	two := n >= sweepParallelStates && opt.Goroutines == 2
 	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), steadyHint); err != nil {
@@ -413,7 +414,7 @@ func solveSweeps(ctx context.Context, c *Chain, class []int32, whole bool, opt S
 // (MethodIterative) on its generator, with iterative refinement; BiCGSTAB
 // that cannot reach the tolerance on a class of at most maxDirectStates
 // states hands over to GTH when the method was not forced.
-func solveRefined(ctx context.Context, c *Chain, class []int32, method, reason string, opt SteadyOptions, budget *membudget.Budget) (*classSolution, error) {
+func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, reason string, opt Options, budget *membudget.Budget) (*classSolution, error) {
 	classTransitions := int64(0)
 	for _, i := range class {
 		classTransitions += c.RowPtr[i+1] - c.RowPtr[i]
@@ -541,7 +542,7 @@ type classes struct {
 // fraction of Tarjan's cost (0.65 s of CPU on 705,894 states and 5.7M
 // transitions, measured on a loaded machine); then comp and closed are
 // nil and the one class lists every state.
-func findClasses(c *Chain, budget *membudget.Budget) (*classes, error) {
+func findClasses(c *ctmc.Chain, budget *membudget.Budget) (*classes, error) {
 	if err := budget.Check("steady: finding the closed classes", reachBytes(c.N), steadyHint); err != nil {
 		return nil, err
 	}
@@ -592,7 +593,7 @@ func findClasses(c *Chain, budget *membudget.Budget) (*classes, error) {
 	return cl, nil
 }
 
-func notIrreducible(c *Chain, comp []int32, closed []bool) *NotIrreducibleError {
+func notIrreducible(c *ctmc.Chain, comp []int32, closed []bool) *NotIrreducibleError {
 	e := &NotIrreducibleError{}
 	classIndex := map[int32]int{}
 	for i := 0; i < c.N; i++ {
@@ -615,9 +616,9 @@ func notIrreducible(c *Chain, comp []int32, closed []bool) *NotIrreducibleError 
 
 // Irreducible returns nil if every state of c can reach every other, else a
 // *NotIrreducibleError listing the closed classes and the transient states
-// (with a single closed class, Closed has one entry: Steady solves such a
+// (with a single closed class, Closed has one entry: Solve solves such a
 // chain).
-func Irreducible(c *Chain) error {
+func Irreducible(c *ctmc.Chain) error {
 	comp, ncomp := sccs(c)
 	if ncomp == 1 {
 		return nil
@@ -646,7 +647,7 @@ const reachOnePasses = 24
 // direction, each marking a state with a marked successor). False when
 // either fails, or the passes still mark new states after reachOnePasses:
 // then the caller runs Tarjan.
-func reachOne(c *Chain) bool {
+func reachOne(c *ctmc.Chain) bool {
 	n := c.N
 	seen := make([]uint64, (n+63)/64)
 	has := func(i int32) bool { return seen[i>>6]>>(uint(i)&63)&1 != 0 }
@@ -703,7 +704,7 @@ func reachOne(c *Chain) bool {
 // sccs labels the strongly connected components of the transition graph
 // (Tarjan's algorithm, iterative so that long chains do not exhaust the
 // stack).
-func sccs(c *Chain) ([]int32, int32) {
+func sccs(c *ctmc.Chain) ([]int32, int32) {
 	n := c.N
 	index := make([]int32, n)
 	low := make([]int32, n)

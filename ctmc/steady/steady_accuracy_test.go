@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 )
 
 // bigSteady is the reference solver of these tests, written without any of
@@ -17,7 +20,7 @@ import (
 // equation replaced by sum pi = 1, Gaussian elimination with partial
 // pivoting. With one closed class the system is regular, transient states
 // included (they come out 0). It returns the throughput of every action.
-func bigSteady(t *testing.T, c *Chain) map[string]float64 {
+func bigSteady(t *testing.T, c *ctmc.Chain) map[string]float64 {
 	t.Helper()
 	const prec = 256
 	n := c.N
@@ -99,10 +102,10 @@ func bigSteady(t *testing.T, c *Chain) map[string]float64 {
 // could not reach the tolerance, and checkThroughputs reports whether it
 // did. Gauss-Seidel may refuse too (stiff chains stall it; forced, it
 // sweeps up to 20,000 times): that is not reported.
-func checkThroughputs(t *testing.T, c *Chain, want map[string]float64, tol float64) (refused bool) {
+func checkThroughputs(t *testing.T, c *ctmc.Chain, want map[string]float64, tol float64) (refused bool) {
 	t.Helper()
 	for _, method := range []string{MethodDirect, MethodIterative, MethodSweeps} {
-		res, err := Steady(context.Background(), c, SteadyOptions{Method: method, MaxIterations: 20000})
+		res, err := Solve(context.Background(), c, Options{Method: method, MaxIterations: 20000})
 		if method == MethodIterative && errors.Is(err, errNoProgress) {
 			refused = true
 			continue
@@ -119,7 +122,7 @@ func checkThroughputs(t *testing.T, c *Chain, want map[string]float64, tol float
 		if method != MethodDirect && res.MaxThroughputError > 1e-12 {
 			t.Errorf("%s: reported error %g above the default tolerance", method, res.MaxThroughputError)
 		}
-		for _, tp := range Throughputs(c, res.Pi) {
+		for _, tp := range ctmc.Throughputs(c, res.Pi) {
 			w, ok := want[tp.Action]
 			if !ok {
 				t.Fatalf("%s: unexpected action %s", method, tp.Action)
@@ -174,7 +177,7 @@ func TestBirthDeathStiff(t *testing.T) {
 			fmt.Fprintf(&b, "S%d = %s;\n", k, strings.Join(terms, " + "))
 		}
 		b.WriteString("S0\n")
-		c := derive(t, b.String(), DefaultOptions)
+		c := testchain.Chain(t, b.String())
 		// The closed form in 256-bit floats, so that the reference is exact
 		// to far below the solver's errors.
 		newF := func() *big.Float { return new(big.Float).SetPrec(256) }
@@ -204,11 +207,11 @@ func TestBirthDeathStiff(t *testing.T) {
 			// Chosen automatically above DirectLimit, the sweeps (or
 			// BiCGSTAB after them, or GTH after that) answer within their
 			// own estimate.
-			res, err := Steady(context.Background(), c, SteadyOptions{DirectLimit: 2})
+			res, err := Solve(context.Background(), c, Options{DirectLimit: 2})
 			if err != nil {
 				t.Fatalf("auto after a refusal: %v", err)
 			}
-			for _, tp := range Throughputs(c, res.Pi) {
+			for _, tp := range ctmc.Throughputs(c, res.Pi) {
 				w := want[tp.Action]
 				rel := math.Abs(tp.Value-w) / w
 				if rel > 1e-8 || rel > 10*res.ThroughputError[tp.Action]+1e-13 {
@@ -222,8 +225,8 @@ func TestBirthDeathStiff(t *testing.T) {
 // TestFormerlyNonConverging: the 18-state model Gauss-Seidel never
 // finished, against the 256-bit reference.
 func TestFormerlyNonConverging(t *testing.T) {
-	c := derive(t, `A0 = (b, 0.0003).A0; B0 = (b, 1.0).B1;
-B1 = (b, 2.5).B1 + (c, 1.5).(b, 0.25).B0; C0 = (e, 2.0).(b, 3.0).C0; (A0 <b> B0[2][c]) <> C0`, DefaultOptions)
+	c := testchain.Chain(t, `A0 = (b, 0.0003).A0; B0 = (b, 1.0).B1;
+B1 = (b, 2.5).B1 + (c, 1.5).(b, 0.25).B0; C0 = (e, 2.0).(b, 3.0).C0; (A0 <b> B0[2][c]) <> C0`)
 	checkThroughputs(t, c, bigSteady(t, c), 1e-12)
 	// By hand: C0 cycles on its own, so e fires at 1 / (1/2 + 1/3) = 1.2,
 	// and its b's add 1.2 to the synchronised b's, which are capped by
@@ -272,7 +275,7 @@ func TestRandomStiff(t *testing.T) {
 			// a1 is shared: the product's rates follow the apparent-rate rule.
 			src = randomStiffModel(rng, 3+rng.Intn(6), "P") + randomStiffModel(rng, 3+rng.Intn(6), "Q") + "P0 <a1> Q0\n"
 		}
-		c := derive(t, src, DefaultOptions)
+		c := testchain.Chain(t, src)
 		if trial%2 == 0 && (len(c.Deadlocks) > 0 || Irreducible(c) != nil) {
 			t.Fatalf("trial %d: a single cyclic component should be irreducible", trial)
 		}
@@ -294,9 +297,9 @@ func TestRandomStiff(t *testing.T) {
 // TestTransientStartup: a start-up state that is never re-entered gets
 // probability 0, and the rest is the two-state cycle's closed form.
 func TestTransientStartup(t *testing.T) {
-	c := derive(t, "Start = (boot, 1.0).Up; Up = (fail, 0.1).Down; Down = (repair, 2.0).Up; Start", DefaultOptions)
+	c := testchain.Chain(t, "Start = (boot, 1.0).Up; Up = (fail, 0.1).Down; Down = (repair, 2.0).Up; Start")
 	for _, method := range []string{MethodDirect, MethodIterative} {
-		res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+		res, err := Solve(context.Background(), c, Options{Method: method})
 		if err != nil {
 			t.Fatalf("%s: %v", method, err)
 		}
@@ -320,7 +323,7 @@ func TestTransientStartup(t *testing.T) {
 // channel both boot first (transient start-up states) against the 256-bit
 // reference, which solves the whole chain, transients included.
 func TestAlternatingBit(t *testing.T) {
-	c := derive(t, `
+	c := testchain.Chain(t, `
 Boot = (init, 5.0).Send0;
 Send0 = (snd0, 2.0).Wait0;
 Wait0 = (ack0, infty).Send1 + (timeout0, 0.1).Send0;
@@ -330,13 +333,13 @@ RBoot = (rinit, 1.0).Chan;
 Chan = (snd0, infty).Ch0 + (snd1, infty).Ch1;
 Ch0 = (ack0, 3.0).Chan + (lose0, 0.2).Chan;
 Ch1 = (ack1, 3.0).Chan + (lose1, 0.2).Chan;
-Boot <snd0, snd1, ack0, ack1> RBoot`, DefaultOptions)
+Boot <snd0, snd1, ack0, ack1> RBoot`)
 	if len(c.Deadlocks) > 0 {
 		t.Fatalf("deadlocks: %v", c.Deadlocks)
 	}
 	want := bigSteady(t, c)
 	for _, method := range []string{MethodDirect, MethodIterative} {
-		res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+		res, err := Solve(context.Background(), c, Options{Method: method})
 		if err != nil {
 			t.Fatalf("%s: %v", method, err)
 		}
@@ -349,7 +352,7 @@ Boot <snd0, snd1, ack0, ack1> RBoot`, DefaultOptions)
 				t.Errorf("%s: transient state %s has probability %g", method, names, res.Pi[i])
 			}
 		}
-		for _, tp := range Throughputs(c, res.Pi) {
+		for _, tp := range ctmc.Throughputs(c, res.Pi) {
 			if tp.Action == "init" || tp.Action == "rinit" {
 				if tp.Value != 0 {
 					t.Errorf("%s: start-up action %s has throughput %g", method, tp.Action, tp.Value)
@@ -366,22 +369,22 @@ Boot <snd0, snd1, ack0, ack1> RBoot`, DefaultOptions)
 // TestOneFastRate: one immediate-like rate (1e5) among slow ones; the slow
 // throughputs were off by 4e-4 under the former stopping rule.
 func TestOneFastRate(t *testing.T) {
-	c := derive(t, `
+	c := testchain.Chain(t, `
 P0 = (go, 0.002).P1; P1 = (fast, 100000.0).P2; P2 = (slow, 0.0003).P0 + (back, 0.5).P1;
 Q0 = (go, infty).Q1 + (tick, 0.01).Q0; Q1 = (work, 0.07).Q0;
-P0 <go> Q0`, DefaultOptions)
+P0 <go> Q0`)
 	checkThroughputs(t, c, bigSteady(t, c), 1e-12)
 }
 
 // TestClosedClassesNamed: two closed classes are refused under
 // SingleClass, each named by a state's components.
 func TestClosedClassesNamed(t *testing.T) {
-	c := derive(t, `
+	c := testchain.Chain(t, `
 P = (a, 1.0).Q; Q = (b, 1.0).R + (c, 1.0).S;
 R = (d, 1.0).R2; R2 = (e, 1.0).R; S = (f, 1.0).S2; S2 = (g, 1.0).S;
 M = (m, 1.0).M2; M2 = (n, 2.0).M;
-P <> M`, DefaultOptions)
-	_, err := Steady(context.Background(), c, SteadyOptions{SingleClass: true})
+P <> M`)
+	_, err := Solve(context.Background(), c, Options{SingleClass: true})
 	var nie *NotIrreducibleError
 	if !errors.As(err, &nie) || len(nie.Closed) != 2 {
 		t.Fatalf("got %v, want two closed classes", err)
@@ -396,8 +399,8 @@ P <> M`, DefaultOptions)
 // TestOneStateClass: a machine with one application is one state with a
 // self-loop: probability 1, throughput the rate, after a transient state.
 func TestOneStateClass(t *testing.T) {
-	c := derive(t, "S = (boot, 2.0).M; M = (compute1, 0.25).M; S", DefaultOptions)
-	res, err := Steady(context.Background(), c, SteadyOptions{})
+	c := testchain.Chain(t, "S = (boot, 2.0).M; M = (compute1, 0.25).M; S")
+	res, err := Solve(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,9 +420,9 @@ func TestExtremeRates(t *testing.T) {
 		"P = (a, 1e300).Q + (c, 1e300).Q; Q = (b, 1e300).P + (d, 1e-300).Q2; Q2 = (e, 1.0).P; P",
 		"P = (a, 1e-300).Q; Q = (b, 1e-300).P + (c, 1e-310).P; P",
 	} {
-		c := derive(t, src, DefaultOptions)
+		c := testchain.Chain(t, src)
 		for _, method := range []string{MethodDirect, MethodIterative} {
-			res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+			res, err := Solve(context.Background(), c, Options{Method: method})
 			if err != nil {
 				continue
 			}
@@ -434,8 +437,8 @@ func TestExtremeRates(t *testing.T) {
 		}
 	}
 	// Forcing the direct method on a class too large for it is an error.
-	c := derive(t, "P = (a, 1.0).P2; P2 = (b, 1.0).P; P", DefaultOptions)
-	if _, err := Steady(context.Background(), c, SteadyOptions{Method: "lu"}); err == nil {
+	c := testchain.Chain(t, "P = (a, 1.0).P2; P2 = (b, 1.0).P; P")
+	if _, err := Solve(context.Background(), c, Options{Method: "lu"}); err == nil {
 		t.Error("unknown method accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 )
 
 // ringModel is a transient ring of n states P0..P(n-1) (rate speed (1 +
@@ -39,9 +42,9 @@ func TestLongRunTwoClasses(t *testing.T) {
 		speed float64
 	}{{1, 1}, {40, 1}, {1500, 1}, {1500, 1e9}} {
 		n := tc.n
-		c := derive(t, ringModel(n, a, b, tc.speed), DefaultOptions)
+		c := testchain.Chain(t, ringModel(n, a, b, tc.speed))
 		for _, method := range []string{MethodAuto, MethodDirect, MethodIterative, MethodSweeps} {
-			res, err := Steady(context.Background(), c, SteadyOptions{Method: method})
+			res, err := Solve(context.Background(), c, Options{Method: method})
 			if err != nil {
 				t.Fatalf("n %d, %q: %v", n, method, err)
 			}
@@ -54,7 +57,7 @@ func TestLongRunTwoClasses(t *testing.T) {
 			if got := res.Classes[1]; got.Name != "B0" || len(got.States) != 2 || math.Abs(got.Probability-(1-pA)) > 1e-14 {
 				t.Errorf("n %d, %q: class 2 %+v, want B0, B1 with %g", n, method, got, 1-pA)
 			}
-			for _, tp := range Throughputs(c, res.Pi) {
+			for _, tp := range ctmc.Throughputs(c, res.Pi) {
 				w := want[tp.Action]
 				rel := math.Abs(tp.Value - w)
 				if w != 0 {

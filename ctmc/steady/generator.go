@@ -1,10 +1,13 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+
+	"pepa/ctmc"
+	"pepa/ctmc/elim"
 )
 
 // generator is the generator matrix of one closed class, renumbered
@@ -38,7 +41,7 @@ type csr struct {
 
 // newGenerator builds the class's generator. Every transition of a class
 // state stays in the class (it is closed).
-func newGenerator(c *Chain, class []int32) (*generator, error) {
+func newGenerator(c *ctmc.Chain, class []int32) (*generator, error) {
 	n := len(class)
 	local := make([]int32, c.N)
 	for i := range local {
@@ -64,14 +67,14 @@ func newGenerator(c *Chain, class []int32) (*generator, error) {
 			}
 			if int(j) != k {
 				g.in.ptr[j+1]++
-				sum, comp = twoSumAcc(sum, comp, c.RateAt(t))
+				sum, comp = elim.AddCompensated(sum, comp, c.RateAt(t))
 				g.outRate = append(g.outRate, c.RateAt(t))
 			}
 		}
 		g.outPtr[k+1] = int64(len(g.outRate))
 		g.exit[k] = sum + comp
 		// A closed class of one state may have only self-loops (a machine
-		// with one application): Steady gives it probability 1 without a
+		// with one application): Solve gives it probability 1 without a
 		// solve. Otherwise every state of a closed class leaves it.
 		if n == 1 && g.exit[k] == 0 {
 			continue
@@ -123,13 +126,13 @@ func (g *generator) residual(p, r []float64) {
 		for k := g.outPtr[j]; k < g.outPtr[j+1]; k++ {
 			a, b := -p[j], g.outRate[k]
 			prod := a * b
-			sum, comp = twoSumAcc(sum, comp, prod)
+			sum, comp = elim.AddCompensated(sum, comp, prod)
 			comp += math.FMA(a, b, -prod)
 		}
 		for k := g.in.ptr[j]; k < g.in.ptr[j+1]; k++ {
 			a, b := p[g.in.src[k]], g.in.rate[k]
 			prod := a * b
-			sum, comp = twoSumAcc(sum, comp, prod)
+			sum, comp = elim.AddCompensated(sum, comp, prod)
 			comp += math.FMA(a, b, -prod)
 		}
 		r[j] = sum + comp
@@ -149,18 +152,6 @@ func (g *generator) normResidual(p []float64) float64 {
 	return rm / (qm * pm)
 }
 
-// twoSumAcc adds x to the compensated sum (sum, comp) (Neumaier's variant
-// of Kahan summation).
-func twoSumAcc(sum, comp, x float64) (float64, float64) {
-	t := sum + x
-	if math.Abs(sum) >= math.Abs(x) {
-		comp += (sum - t) + x
-	} else {
-		comp += (x - t) + sum
-	}
-	return t, comp
-}
-
 // steadySolver is one way of solving the class's generator: an initial
 // solution, and corrections d with d Q = -r for a residual r = p Q.
 type steadySolver interface {
@@ -178,7 +169,7 @@ const unitRoundoff = 0x1p-53
 // estimate exceeds tol, it applies the correction and repeats. On
 // acceptance it normalises p in place and returns the estimates by action
 // name. It fails when the estimates stop shrinking above tol.
-func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
+func refine(ctx context.Context, c *ctmc.Chain, g *generator, s steadySolver, p []float64, tol float64, apply bool) (map[string]float64, int, error) {
 	e := newEstimator(c, g)
 	prev := math.Inf(1)
 	slow := 0
@@ -229,7 +220,7 @@ func refine(ctx context.Context, c *Chain, g *generator, s steadySolver, p []flo
 
 // estimator holds refine's work arrays.
 type estimator struct {
-	c                *Chain
+	c                *ctmc.Chain
 	g                *generator
 	r, d             []float64
 	x, xc, dx, floor []float64
@@ -238,7 +229,7 @@ type estimator struct {
 	S                float64
 }
 
-func newEstimator(c *Chain, g *generator) *estimator {
+func newEstimator(c *ctmc.Chain, g *generator) *estimator {
 	na := len(c.S.Actions)
 	return &estimator{c: c, g: g, r: make([]float64, g.n), d: make([]float64, g.n),
 		x: make([]float64, na), xc: make([]float64, na), dx: make([]float64, na), floor: make([]float64, na),
@@ -266,7 +257,7 @@ func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float
 	}
 	var S, Sc, D float64
 	for i := range p {
-		S, Sc = twoSumAcc(S, Sc, p[i])
+		S, Sc = elim.AddCompensated(S, Sc, p[i])
 		D += d[i]
 	}
 	S += Sc
@@ -285,7 +276,7 @@ func (e *estimator) run(ctx context.Context, s steadySolver, p []float64) (float
 		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
 			a := c.Act[t]
 			e.enabled[a] = true
-			x[a], xc[a] = twoSumAcc(x[a], xc[a], pi*c.RateAt(t))
+			x[a], xc[a] = elim.AddCompensated(x[a], xc[a], pi*c.RateAt(t))
 			dx[a] += dpi * c.RateAt(t)
 			if !(imbalance <= floor[a]) {
 				floor[a] = imbalance

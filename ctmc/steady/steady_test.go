@@ -1,19 +1,23 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 )
 
-func steady(t *testing.T, c *Chain) []float64 {
+func solve(t *testing.T, c *ctmc.Chain) []float64 {
 	t.Helper()
-	r, err := Steady(context.Background(), c, SteadyOptions{})
+	r, err := Solve(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,8 +26,8 @@ func steady(t *testing.T, c *Chain) []float64 {
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
-func throughputOf(c *Chain, pi []float64, action string) float64 {
-	for _, tp := range Throughputs(c, pi) {
+func throughputOf(c *ctmc.Chain, pi []float64, action string) float64 {
+	for _, tp := range ctmc.Throughputs(c, pi) {
 		if tp.Action == action {
 			return tp.Value
 		}
@@ -31,8 +35,8 @@ func throughputOf(c *Chain, pi []float64, action string) float64 {
 	return 0
 }
 
-func utilisationOf(c *Chain, pi []float64, comp, state string) float64 {
-	for _, u := range Utilisations(c, pi) {
+func utilisationOf(c *ctmc.Chain, pi []float64, comp, state string) float64 {
+	for _, u := range ctmc.Utilisations(c, pi) {
 		if u.Component == comp && u.State == state {
 			return u.Value
 		}
@@ -52,11 +56,11 @@ func TestMM1K(t *testing.T) {
 		fmt.Fprintf(&b, "Q%d = (arrive, infty).Q%d + (serve, mu).Q%d;\n", k, k+1, k-1)
 	}
 	fmt.Fprintf(&b, "Q%d = (serve, mu).Q%d;\nArr <arrive> Q0\n", K, K-1)
-	c := derive(t, b.String(), DefaultOptions)
+	c := testchain.Chain(t, b.String())
 	if c.N != K+1 {
 		t.Fatalf("%d states, want %d", c.N, K+1)
 	}
-	pi := steady(t, c)
+	pi := solve(t, c)
 	rho := lambda / mu
 	for k := 0; k <= K; k++ {
 		want := math.Pow(rho, float64(k)) * (1 - rho) / (1 - math.Pow(rho, K+1))
@@ -79,14 +83,14 @@ func TestMM1K(t *testing.T) {
 // TestIndependentProduct: two components that never synchronise have the
 // product of their own steady states.
 func TestIndependentProduct(t *testing.T) {
-	c := derive(t, `
+	c := testchain.Chain(t, `
 P = (a, 1).P2; P2 = (b, 3).P;
 R = (c, 2).R2; R2 = (d, 0.5).R3; R3 = (e, 1).R;
-P <> R`, DefaultOptions)
+P <> R`)
 	if c.N != 6 {
 		t.Fatalf("%d states, want 6", c.N)
 	}
-	pi := steady(t, c)
+	pi := solve(t, c)
 	// Cyclic components: P(state) is proportional to its mean sojourn time.
 	pP := map[string]float64{"P": 1.0 / (1 + 1.0/3), "P2": (1.0 / 3) / (1 + 1.0/3)}
 	sr := 0.5 + 2 + 1
@@ -100,122 +104,20 @@ P <> R`, DefaultOptions)
 	}
 }
 
-// transitions returns the transitions of state i as "action->target-names:rate".
-func transitions(c *Chain, i int) map[string]float64 {
-	out := map[string]float64{}
-	for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
-		key := c.S.Actions[c.Act[k]] + "->" + c.StateString(int(c.Col[k]))
-		out[key] += c.RateAt(k)
-	}
-	return out
-}
-
-// TestCooperationRates checks the apparent-rate formula on examples worked
-// by hand: rate = (r1 / r_a(P)) (r2 / r_a(Q)) min(r_a(P), r_a(Q)).
-func TestCooperationRates(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		want map[string]float64
-	}{
-		{"active/active, the slower wins",
-			"X = (a, 2).X1; X1 = (b, 1).X; Y = (a, 3).Y1; Y1 = (c, 1).Y; X <a> Y",
-			map[string]float64{"a->X1, Y1": 2}},
-		{"active/active with a race on one side",
-			// r_a(X) = 1 + 3 = 4, r_a(Y) = 2: each branch gets its share of min = 2.
-			"X = (a, 1).X1 + (a, 3).X2; X1 = (b, 1).X; X2 = (b, 1).X; Y = (a, 2).Y1; Y1 = (c, 1).Y; X <a> Y",
-			map[string]float64{"a->X1, Y1": 0.5, "a->X2, Y1": 1.5}},
-		{"races on both sides",
-			// r_a(X) = 4, r_a(Y) = 1 + 5 = 6, min 4: (1/4)(1/6)4, (1/4)(5/6)4, (3/4)(1/6)4, (3/4)(5/6)4.
-			"X = (a, 1).X1 + (a, 3).X2; X1 = (b, 1).X; X2 = (b, 1).X; Y = (a, 1).Y1 + (a, 5).Y2; Y1 = (c, 1).Y; Y2 = (c, 1).Y; X <a> Y",
-			map[string]float64{"a->X1, Y1": 1.0 / 6, "a->X1, Y2": 5.0 / 6, "a->X2, Y1": 0.5, "a->X2, Y2": 2.5}},
-		{"passive weights share the active rate",
-			"X = (a, 2*infty).X1 + (a, infty).X2; X1 = (b, 1).X; X2 = (b, 1).X; Y = (a, 3).Y; X <a> Y",
-			map[string]float64{"a->X1, Y": 2, "a->X2, Y": 1}},
-		{"passive on both sides, then active",
-			// X <a> Y is passive with weight (1)(1) min(2, 1) = 1; with Z the rate is Z's, 5.
-			"X = (a, 2*infty).X1; X1 = (b, 1).X; Y = (a, infty).Y1; Y1 = (c, 1).Y; Z = (a, 5).Z; (X <a> Y) <a> Z",
-			map[string]float64{"a->X1, Y1, Z": 5}},
-		{"parallel copies add their apparent rates",
-			// r_a(P || P) = 2 + 2 = 4 against r_a(Q) = 1: each copy fires at 1/2.
-			"P = (a, 2).P1; P1 = (b, 1).P; Q = (a, 1).Q1; Q1 = (c, 1).Q; (P <> P) <a> Q",
-			map[string]float64{"a->P1, P, Q1": 0.5, "a->P, P1, Q1": 0.5}},
-		{"hiding renames to tau",
-			"P = (a, 2).P1; P1 = (b, 1).P; P/{a}",
-			map[string]float64{"tau->P1": 2}},
-		{"unsynchronised actions interleave",
-			"P = (a, 2).P1; P1 = (b, 1).P; Q = (c, 3).Q1; Q1 = (d, 1).Q; P <b> Q",
-			map[string]float64{"a->P1, Q": 2, "c->P, Q1": 3}},
-		{"race to one target adds up",
-			"P = (a, 2).P1 + (a, 3).P1; P1 = (b, 1).P; P",
-			map[string]float64{"a->P1": 5}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for _, agg := range []bool{true, false} {
-				c := derive(t, tt.src, Options{Aggregate: agg})
-				got := transitions(c, 0)
-				if len(got) != len(tt.want) {
-					t.Errorf("state 0 (%s) has transitions %v, want %v", c.StateString(0), got, tt.want)
-					continue
-				}
-				for k, w := range tt.want {
-					if !near(got[k], w, 1e-14) {
-						t.Errorf("%s: rate %g, want %g (all: %v)", k, got[k], w, got)
-					}
-				}
-			}
-		})
-	}
-}
-
-// denseGenerator builds the dense generator matrix of a chain.
-func denseGenerator(c *Chain) *mat.Dense {
-	q := mat.NewDense(c.N, c.N, nil)
-	for i := 0; i < c.N; i++ {
+// denseSteady solves pi Q = 0, sum pi = 1 for c's generator Q by LU on
+// the dense transposed system, its last equation replaced by the
+// normalisation.
+func denseSteady(c *ctmc.Chain) []float64 {
+	n := c.N
+	a := mat.NewDense(n, n, nil) // Q transposed: row j is the balance of state j
+	for i := 0; i < n; i++ {
 		for k := c.RowPtr[i]; k < c.RowPtr[i+1]; k++ {
-			j := int(c.Col[k])
-			if j != i {
-				q.Set(i, j, q.At(i, j)+c.RateAt(k))
-				q.Set(i, i, q.At(i, i)-c.RateAt(k))
+			if j := int(c.Col[k]); j != i {
+				a.Set(j, i, a.At(j, i)+c.RateAt(k))
+				a.Set(i, i, a.At(i, i)-c.RateAt(k))
 			}
 		}
 	}
-	return q
-}
-
-// TestGeneratorByHand compares a derived generator with one written out by
-// hand for a small model: a worker that uses a tool, and a tool that breaks.
-func TestGeneratorByHand(t *testing.T) {
-	c := derive(t, `
-w = 2; u = 3; f = 0.5; r = 4;
-Worker = (get, w).Using; Using = (use, u).Worker;
-Tool = (get, infty).Busy + (fail, f).Broken; Busy = (use, infty).Tool; Broken = (fix, r).Tool;
-Worker <get, use> Tool`, DefaultOptions)
-	// States in BFS order, unsynchronised activities first: 0 (Worker, Tool),
-	// 1 (Worker, Broken), 2 (Using, Busy).
-	names := []string{"Worker, Tool", "Worker, Broken", "Using, Busy"}
-	for i, n := range names {
-		if got := c.StateString(i); got != n {
-			t.Fatalf("state %d is %q, want %q", i, got, n)
-		}
-	}
-	want := mat.NewDense(3, 3, []float64{
-		-2.5, 0.5, 2,
-		4, -4, 0,
-		3, 0, -3,
-	})
-	if got := denseGenerator(c); !mat.EqualApprox(got, want, 1e-15) {
-		t.Fatalf("generator\n%v\nwant\n%v", mat.Formatted(got), mat.Formatted(want))
-	}
-}
-
-// denseSteady solves pi Q = 0, sum pi = 1 by LU on the dense system with
-// the last equation replaced by the normalisation.
-func denseSteady(q *mat.Dense) []float64 {
-	n, _ := q.Dims()
-	a := mat.NewDense(n, n, nil)
-	a.CloneFrom(q.T())
 	for j := 0; j < n; j++ {
 		a.Set(n-1, j, 1)
 	}
@@ -234,19 +136,23 @@ func denseSteady(q *mat.Dense) []float64 {
 func TestSteadyAgainstDense(t *testing.T) {
 	for _, f := range []string{"pc-lan.pepa", "pc-lan-6.pepa", "active-badge.pepa", "arrays.pepa", "mapping-a.pepa"} {
 		t.Run(f, func(t *testing.T) {
-			var tps [][]Throughput
-			var uts [][]Utilisation
+			var tps [][]ctmc.Throughput
+			var uts [][]ctmc.Utilisation
 			for _, agg := range []bool{true, false} {
-				c := deriveFile(t, "../testdata/"+f, Options{Aggregate: agg})
-				pi := steady(t, c)
-				want := denseSteady(denseGenerator(c))
+				src, err := os.ReadFile("../../testdata/" + f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := testchain.ChainWith(t, string(src), ctmc.Options{Aggregate: agg})
+				pi := solve(t, c)
+				want := denseSteady(c)
 				for i := range pi {
 					if !near(pi[i], want[i], 1e-9) {
 						t.Fatalf("aggregate=%v: pi[%d] = %.15g, dense %.15g", agg, i, pi[i], want[i])
 					}
 				}
-				tps = append(tps, Throughputs(c, pi))
-				uts = append(uts, Utilisations(c, pi))
+				tps = append(tps, ctmc.Throughputs(c, pi))
+				uts = append(uts, ctmc.Utilisations(c, pi))
 			}
 			if len(tps[0]) != len(tps[1]) || len(uts[0]) != len(uts[1]) {
 				t.Fatalf("measures differ in shape with aggregation: %v vs %v", tps, uts)
@@ -266,8 +172,8 @@ func TestSteadyAgainstDense(t *testing.T) {
 }
 
 func TestNotIrreducible(t *testing.T) {
-	c := derive(t, "P = (a, 1).Q; Q = (b, 1).R + (c, 1).S; R = (d, 1).R2; R2 = (e, 1).R; S = (f, 1).S2; S2 = (g, 1).S; P", DefaultOptions)
-	_, err := Steady(context.Background(), c, SteadyOptions{SingleClass: true})
+	c := testchain.Chain(t, "P = (a, 1).Q; Q = (b, 1).R + (c, 1).S; R = (d, 1).R2; R2 = (e, 1).R; S = (f, 1).S2; S2 = (g, 1).S; P")
+	_, err := Solve(context.Background(), c, Options{SingleClass: true})
 	var nie *NotIrreducibleError
 	if !errors.As(err, &nie) {
 		t.Fatalf("got %v, want a NotIrreducibleError", err)
@@ -280,44 +186,13 @@ func TestNotIrreducible(t *testing.T) {
 	}
 }
 
-func TestDeadlock(t *testing.T) {
-	c := derive(t, `
-Worker1 = (hammer, 1).(chisel, 1).Worker1; Worker2 = (chisel, 1).(hammer, 1).Worker2;
-Hammer = (hammer, infty).Hammer_taken; Hammer_taken = (release, 1).Hammer;
-Chisel = (chisel, infty).Chisel_taken; Chisel_taken = (release2, 1).Chisel;
-(Worker1 <> Worker2) <hammer, chisel> (Hammer <> Chisel)`, DefaultOptions)
-	if len(c.Deadlocks) != 0 {
-		t.Fatalf("unexpected deadlocks %v", c.Deadlocks)
-	}
-	d := derive(t, "P = (a, 1).Stop; Stop = (b, infty).Stop; Q = (c, 1).Q; P <b> Q", DefaultOptions)
-	if len(d.Deadlocks) != 0 {
-		t.Fatalf("Q keeps going: no deadlock expected, got %v", d.Deadlocks)
-	}
-	e := derive(t, "P = (a, 1).Stop; Stop = (b, infty).Stop; R = (c, 1).R2; R2 = (d, 1).R2; P <b, d> R", DefaultOptions)
-	if len(e.Deadlocks) != 1 {
-		t.Fatalf("deadlocks %v, want one", e.Deadlocks)
-	}
-	_, err := Steady(context.Background(), e, SteadyOptions{})
+// TestDeadlockRefused: a chain with a deadlock has no steady state; the
+// error names the state.
+func TestDeadlockRefused(t *testing.T) {
+	c := testchain.Chain(t, "P = (a, 1).Stop; Stop = (b, infty).Stop; R = (c, 1).R2; R2 = (d, 1).R2; P <b, d> R")
+	_, err := Solve(context.Background(), c, Options{})
 	if err == nil || !strings.Contains(err.Error(), "deadlock in state") || !strings.Contains(err.Error(), "Stop, R2") {
 		t.Fatalf("error %v", err)
-	}
-}
-
-func TestMaxStates(t *testing.T) {
-	m := deriveFile(t, "../testdata/pc-lan.pepa", DefaultOptions)
-	_ = m
-	c, err := deriveLimited(t, "../testdata/pc-lan.pepa", 100)
-	if c != nil || !errors.Is(err, ErrTooManyStates) {
-		t.Fatalf("got %v, %v", c, err)
-	}
-}
-
-func TestCancel(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	s := compileFile(t, "../testdata/pc-lan-6.pepa")
-	if _, err := Derive(ctx, s, DeriveOptions{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v", err)
 	}
 }
 
@@ -372,25 +247,25 @@ C0_0 <> C1_0 <> C2_0
 	}
 	for _, m := range models {
 		t.Run(m.name, func(t *testing.T) {
-			c := derive(t, m.src, DefaultOptions)
+			c := testchain.Chain(t, m.src)
 			ctx := context.Background()
-			if _, err := Steady(ctx, c, SteadyOptions{Method: MethodSweeps}); err == nil || !strings.Contains(err.Error(), "Gauss-Seidel gave state") {
+			if _, err := Solve(ctx, c, Options{Method: MethodSweeps}); err == nil || !strings.Contains(err.Error(), "Gauss-Seidel gave state") {
 				t.Fatalf("forced gauss-seidel: %v, want its refusal of a state (the case this test is for)", err)
 			}
 			// DirectLimit 2 sends the class to the sweeps first, as a
 			// class above 2,000 states is.
-			got, err := Steady(ctx, c, SteadyOptions{DirectLimit: 2})
+			got, err := Solve(ctx, c, Options{DirectLimit: 2})
 			if err != nil {
 				t.Fatalf("auto refused: %v", err)
 			}
 			if got.Method != m.via || !strings.Contains(got.Reason, "Gauss-Seidel gave state") {
 				t.Errorf("auto ran %s (%s), want %s after the sweeps' refusal, named", got.Method, got.Reason, m.via)
 			}
-			want, err := Steady(ctx, c, SteadyOptions{Method: MethodDirect})
+			want, err := Solve(ctx, c, Options{Method: MethodDirect})
 			if err != nil {
 				t.Fatal(err)
 			}
-			gt, wt := Throughputs(c, got.Pi), Throughputs(c, want.Pi)
+			gt, wt := ctmc.Throughputs(c, got.Pi), ctmc.Throughputs(c, want.Pi)
 			for k := range wt {
 				if math.Abs(gt[k].Value-wt[k].Value) > 1e-9*wt[k].Value {
 					t.Errorf("throughput of %s: %.15g, gth %.15g", wt[k].Action, gt[k].Value, wt[k].Value)

@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import "pepa/internal/membudget"
 
@@ -6,7 +6,7 @@ import "pepa/internal/membudget"
 // before each (membudget): upper bounds from the chain's states N, the
 // closed class's n states and its T transitions.
 
-// steadyHint is what an over-budget error of Steady suggests.
+// steadyHint is what an over-budget error of Solve suggests.
 const steadyHint = "the steady state needs the chain and several vectors over it: give more memory with --memory if the machine has it, or estimate by simulation ('pepa simulate')"
 
 // sccBytes: Tarjan's index, low, component (4 bytes each), on-stack flag,

@@ -1,10 +1,13 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"fmt"
 	"math"
 	"sync"
+
+	"pepa/ctmc"
+	"pepa/ctmc/elim"
 )
 
 // sweeper solves one closed class's balance equations pi Q = 0 by
@@ -32,7 +35,7 @@ import (
 // two blocks one after the other), so results are bit-for-bit the same
 // whatever GOMAXPROCS is.
 type sweeper struct {
-	c *Chain
+	c *ctmc.Chain
 	// states lists the class's states in increasing order; nil means
 	// every state of the chain.
 	states []int32
@@ -85,13 +88,13 @@ type sweeper struct {
 }
 
 // sweepParallelStates is the class size from which a sweep is cut in two
-// blocks swept by two goroutines, when SteadyOptions.Goroutines asks for
+// blocks swept by two goroutines, when Options.Goroutines asks for
 // two.
 const sweepParallelStates = 100_000
 
 // newSweeper prepares the sweeps of a class, starting from the uniform
 // vector.
-func newSweeper(c *Chain, states []int32, twoBlocks bool) *sweeper {
+func newSweeper(c *ctmc.Chain, states []int32, twoBlocks bool) *sweeper {
 	n := c.N
 	if states != nil {
 		n = len(states)
@@ -211,11 +214,11 @@ func (s *sweeper) freshThroughputs() []float64 {
 	for k := 0; k < s.n; k++ {
 		i := s.state(k)
 		p := s.pi[i]
-		sum, sc = twoSumAcc(sum, sc, p)
+		sum, sc = elim.AddCompensated(sum, sc, p)
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			f := p * c.RateAt(e)
 			a := c.Act[e]
-			x[a], xc[a] = twoSumAcc(x[a], xc[a], f)
+			x[a], xc[a] = elim.AddCompensated(x[a], xc[a], f)
 			if j := c.Col[e]; j != i {
 				s.acc[j] += f
 			}
@@ -639,7 +642,7 @@ func (s *sweeper) finish(est float64) (map[string]float64, float64) {
 	c := s.c
 	var sum, comp float64
 	for k := 0; k < s.n; k++ {
-		sum, comp = twoSumAcc(sum, comp, s.pi[s.state(k)])
+		sum, comp = elim.AddCompensated(sum, comp, s.pi[s.state(k)])
 	}
 	sum += comp
 	enabled := make([]bool, len(c.S.Actions))

@@ -1,8 +1,9 @@
-package ctmc
+package steady
 
 import (
 	"testing"
 
+	"pepa/internal/testing/testchain"
 	"pepa/internal/testing/testmodels"
 )
 
@@ -11,7 +12,7 @@ import (
 // a mapping chain of 100,842 states (24 applications on 6 machines), in
 // one block and in two.
 func BenchmarkSweep(b *testing.B) {
-	c := derive(b, testmodels.Mapping(24, 6, 1), DefaultOptions)
+	c := testchain.Chain(b, testmodels.Mapping(24, 6, 1))
 	const sweeps = 20
 	for _, bc := range []struct {
 		name string

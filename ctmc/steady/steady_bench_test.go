@@ -1,22 +1,24 @@
-package ctmc
+package steady
 
 import (
 	"context"
 	"os"
 	"testing"
 
+	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 	"pepa/internal/testing/testmodels"
 )
 
 // benchSteady solves c b.N times with opt and reports the iterations and
 // the largest estimated throughput error of the last solve.
-func benchSteady(b *testing.B, c *Chain, opt SteadyOptions) {
+func benchSteady(b *testing.B, c *ctmc.Chain, opt Options) {
 	b.Helper()
-	var res *SteadyResult
+	var res *Result
 	var err error
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if res, err = Steady(context.Background(), c, opt); err != nil {
+		if res, err = Solve(context.Background(), c, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,9 +37,9 @@ func BenchmarkSteadyMethods(b *testing.B) {
 		name           string
 		apps, machines int
 	}{{"625", 12, 4}, {"2401", 16, 4}, {"3125", 15, 5}} {
-		c := derive(b, testmodels.Mapping(size.apps, size.machines, 1), DefaultOptions)
+		c := testchain.Chain(b, testmodels.Mapping(size.apps, size.machines, 1))
 		for _, method := range []string{MethodDirect, MethodIterative} {
-			b.Run(size.name+"/"+method, func(b *testing.B) { benchSteady(b, c, SteadyOptions{Method: method}) })
+			b.Run(size.name+"/"+method, func(b *testing.B) { benchSteady(b, c, Options{Method: method}) })
 		}
 	}
 }
@@ -48,21 +50,21 @@ func BenchmarkSteadyMethods(b *testing.B) {
 // from testmodels (16,807 states).
 func BenchmarkSteadyICCS(b *testing.B) {
 	// The shared examples sit beside the repository (see ctmc/count_test.go).
-	const file = "../../shared/examples/iccs2020-mapping-a.pepa"
+	const file = "../../../shared/examples/iccs2020-mapping-a.pepa"
 	b.Run("iccs2020-mapping-a", func(b *testing.B) {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			b.Skip(err)
 		}
-		benchSteady(b, derive(b, string(src), DefaultOptions), SteadyOptions{})
+		benchSteady(b, testchain.Chain(b, string(src)), Options{})
 	})
 	b.Run("Mapping20x5", func(b *testing.B) {
-		benchSteady(b, derive(b, testmodels.Mapping(20, 5, 1), DefaultOptions), SteadyOptions{})
+		benchSteady(b, testchain.Chain(b, testmodels.Mapping(20, 5, 1)), Options{})
 	})
 }
 
 // BenchmarkSteady1M: Mapping(28, 7, 1), 823,543 states.
 func BenchmarkSteady1M(b *testing.B) {
-	c := derive(b, testmodels.Mapping(28, 7, 1), DefaultOptions)
-	benchSteady(b, c, SteadyOptions{})
+	c := testchain.Chain(b, testmodels.Mapping(28, 7, 1))
+	benchSteady(b, c, Options{})
 }

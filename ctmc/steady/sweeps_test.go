@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 	"pepa/internal/testing/testmodels"
 )
 
@@ -17,23 +19,23 @@ import (
 // the tolerance, and auto choosing the sweeps, saying so.
 func TestSweepsAgainstParts(t *testing.T) {
 	src := testmodels.Mapping(24, 6, 1)
-	c := derive(t, src, DefaultOptions)
-	parts, err := Decompose(compileSource(t, src))
+	c := testchain.Chain(t, src)
+	parts, err := ctmc.Decompose(testchain.Structure(t, src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{}
 	for _, p := range parts {
-		r, err := Steady(context.Background(), p.Chain, SteadyOptions{Method: MethodDirect})
+		r, err := Solve(context.Background(), p.Chain, Options{Method: MethodDirect})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tp := range Throughputs(p.Chain, r.Pi) {
+		for _, tp := range ctmc.Throughputs(p.Chain, r.Pi) {
 			want[tp.Action] += tp.Value
 		}
 	}
 	for _, g := range []int{1, 2} {
-		res, err := Steady(context.Background(), c, SteadyOptions{Goroutines: g})
+		res, err := Solve(context.Background(), c, Options{Goroutines: g})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +46,7 @@ func TestSweepsAgainstParts(t *testing.T) {
 			t.Errorf("goroutines %d: %s", g, res.Reason)
 		}
 		n := 0
-		for _, tp := range Throughputs(c, res.Pi) {
+		for _, tp := range ctmc.Throughputs(c, res.Pi) {
 			w, ok := want[tp.Action]
 			if !ok {
 				continue

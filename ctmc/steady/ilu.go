@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"

@@ -1,10 +1,13 @@
-package ctmc
+package steady
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"sync"
 
+	"pepa/ctmc"
+	"pepa/ctmc/elim"
 	"pepa/internal/membudget"
 )
 
@@ -30,7 +33,7 @@ import (
 // 1e-13 without it, 25 with it every 5 sweeps on that chain; 85 against 45
 // on a mapping with two machines sharing a network link.
 type aggregator struct {
-	c      *Chain
+	c      *ctmc.Chain
 	leaves []aggLeaf
 	// bitAgg[w][b] is the aggregated leaf (index into leaves) whose field
 	// holds bit b of word w, or -1; bitField[w][b] is that field's mask
@@ -55,7 +58,7 @@ const maxCoarseStates = 256
 
 // newAggregator returns the aggregator of c's leaves, or nil if no leaf
 // qualifies.
-func newAggregator(c *Chain) *aggregator {
+func newAggregator(c *ctmc.Chain) *aggregator {
 	a := &aggregator{c: c}
 	W := c.S.Words
 	a.bitAgg = make([][64]int16, W)
@@ -66,19 +69,20 @@ func newAggregator(c *Chain) *aggregator {
 		}
 	}
 	for _, l := range c.S.Leaves {
-		if l.mask == 0 {
+		word, shift, mask := l.Field()
+		if mask == 0 {
 			continue
 		}
-		field := l.mask << l.shift
+		field := mask << shift
 		k := int16(-1)
 		if l.NumLocal >= 2 && l.NumLocal <= maxCoarseStates {
 			k = int16(len(a.leaves))
-			a.leaves = append(a.leaves, aggLeaf{word: l.word, shift: l.shift, mask: l.mask, m: l.NumLocal, factor: make([]float64, l.NumLocal)})
+			a.leaves = append(a.leaves, aggLeaf{word: word, shift: shift, mask: mask, m: l.NumLocal, factor: make([]float64, l.NumLocal)})
 		}
 		for x := field; x != 0; x &= x - 1 {
 			b := bits.TrailingZeros64(x)
-			a.bitAgg[l.word][b] = k
-			a.bitField[l.word][b] = field
+			a.bitAgg[word][b] = k
+			a.bitField[word][b] = field
 		}
 	}
 	if len(a.leaves) == 0 {
@@ -88,7 +92,7 @@ func newAggregator(c *Chain) *aggregator {
 }
 
 // aggregateBytes: the small chains, twice (one per half of the states).
-func aggregateBytes(c *Chain) int64 {
+func aggregateBytes(c *ctmc.Chain) int64 {
 	var b int64
 	for _, l := range c.S.Leaves {
 		if l.NumLocal >= 2 && l.NumLocal <= maxCoarseStates {
@@ -469,42 +473,19 @@ func strongly(g []float64, m int) bool {
 }
 
 // gthDense solves the steady state of the irreducible m-state chain with
-// off-diagonal rates g (row-major, overwritten) by GTH state reduction;
-// nil if a pivot is not positive and finite.
+// off-diagonal rates g (row-major, overwritten) by GTH state reduction
+// (package ctmc/elim, a closed block); nil if a pivot is not positive and
+// finite.
 func gthDense(g []float64, m int) []float64 {
-	for k := m - 1; k >= 1; k-- {
-		row := g[k*m : k*m+k]
-		sk := 0.0
-		for _, v := range row {
-			sk += v
-		}
-		if !(sk > 0) || math.IsInf(sk, 0) {
-			return nil
-		}
-		g[k*m+k] = sk
-		for i := 0; i < k; i++ {
-			f := g[i*m+k]
-			if f == 0 {
-				continue
-			}
-			f /= sk
-			ri := g[i*m : i*m+k]
-			for j, v := range row {
-				if j != i {
-					ri[j] += f * v
-				}
-			}
-		}
+	block := elim.Block{N: m, Rates: g, Closed: true}
+	if block.Reduce(context.Background()) != nil {
+		return nil
 	}
 	p := make([]float64, m)
 	p[0] = 1
+	block.SolveLeft(nil, p)
 	total := 1.0
 	for j := 1; j < m; j++ {
-		v := 0.0
-		for i := 0; i < j; i++ {
-			v += p[i] * g[i*m+j]
-		}
-		p[j] = v / g[j*m+j]
 		total += p[j]
 	}
 	for j := range p {

@@ -1,4 +1,4 @@
-package ctmc
+package steady
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"pepa/ctmc"
+	"pepa/ctmc/elim"
 	"pepa/internal/membudget"
 )
 
@@ -15,7 +17,7 @@ import (
 // distribution from the initial state is the sum over the classes of the
 // probability of ending in the class (absorption) times the class's own
 // steady state (solveClass), as PRISM computes it.
-func longRun(ctx context.Context, c *Chain, cl *classes, opt SteadyOptions, budget *membudget.Budget) (*SteadyResult, error) {
+func longRun(ctx context.Context, c *ctmc.Chain, cl *classes, opt Options, budget *membudget.Budget) (*Result, error) {
 	if err := budget.Check("steady: the probabilities of ending in each closed class", absorptionBytes(c.N), steadyHint); err != nil {
 		return nil, err
 	}
@@ -23,7 +25,7 @@ func longRun(ctx context.Context, c *Chain, cl *classes, opt SteadyOptions, budg
 	if err != nil {
 		return nil, err
 	}
-	res := &SteadyResult{Pi: nil, ThroughputError: map[string]float64{}, AbsorptionError: absErr}
+	res := &Result{Pi: nil, ThroughputError: map[string]float64{}, AbsorptionError: absErr}
 	if err := budget.Check("steady: the long-run distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
 		return nil, err
 	}
@@ -104,7 +106,7 @@ const (
 // error (as in sweeps.go) is below 1e-14. The estimate returned is four
 // unit roundoffs a transient state (the depth to which rounding can
 // accumulate along the blocks) plus the sweeps' estimates.
-func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Budget) ([]float64, float64, error) {
+func absorption(ctx context.Context, c *ctmc.Chain, cl *classes, budget *membudget.Budget) ([]float64, float64, error) {
 	K := len(cl.classes)
 	prob := make([]float64, K)
 	classOf := make(map[int32]int, K) // component label -> class
@@ -157,7 +159,7 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 			}
 			x[j] = in[j] / q
 		case len(blk) <= denseAbsorbBlock:
-			err = absorbDense(c, blk, cl.comp, x, in)
+			err = absorbDense(ctx, c, blk, cl.comp, x, in)
 		default:
 			var e float64
 			saved := make([]float64, len(blk))
@@ -175,7 +177,7 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 				for p, j := range blk {
 					in[j] = saved[p]
 				}
-				err = absorbDense(c, blk, cl.comp, x, in)
+				err = absorbDense(ctx, c, blk, cl.comp, x, in)
 			}
 		}
 		if err != nil {
@@ -193,7 +195,7 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 				f := xi * c.RateAt(e)
 				if cl.closed[cj] {
 					k := classOf[cj]
-					sum[k], comp[k] = twoSumAcc(sum[k], comp[k], f)
+					sum[k], comp[k] = elim.AddCompensated(sum[k], comp[k], f)
 				} else {
 					in[j] += f
 				}
@@ -203,7 +205,7 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 	var total, tc float64
 	for k := range prob {
 		prob[k] = sum[k] + comp[k]
-		total, tc = twoSumAcc(total, tc, prob[k])
+		total, tc = elim.AddCompensated(total, tc, prob[k])
 	}
 	total += tc
 	if !(total > 0) || math.IsInf(total, 0) {
@@ -216,18 +218,10 @@ func absorption(ctx context.Context, c *Chain, cl *classes, budget *membudget.Bu
 }
 
 // absorbDense solves one block's expected times by elimination (see
-// absorption): with a[i][l] the rates between the block's states, leak[i]
-// the rate at which i leaves the block and b[i] its inflow, eliminating
-// the last state k censors it,
-//
-//	s_k = sum_{l<k} a[k][l] + leak[k],
-//	a[i][l] += a[i][k] a[k][l] / s_k,  leak[i] += a[i][k] leak[k] / s_k,
-//	b[l] += b[k] a[k][l] / s_k,
-//
-// (i, l < k, i != l: a return to i is censored, not kept), then x_0 =
-// b_0 / s_0 and x_k = (b_k + sum_{i<k} x_i a[i][k]) / s_k with the values
-// at k's elimination. Only additions of nonnegative numbers.
-func absorbDense(c *Chain, blk []int32, compOf []int32, x, in []float64) error {
+// absorption and package ctmc/elim): the block's rates between its
+// states, the rate at which each leaves the block as its Out, and its
+// inflows as the right-hand side of a row-vector solve.
+func absorbDense(ctx context.Context, c *ctmc.Chain, blk []int32, compOf []int32, x, in []float64) error {
 	m := len(blk)
 	id := compOf[blk[0]]
 	pos := make(map[int32]int, m)
@@ -250,49 +244,19 @@ func absorbDense(c *Chain, blk []int32, compOf []int32, x, in []float64) error {
 			}
 		}
 	}
-	s := make([]float64, m)
-	for k := m - 1; k >= 0; k-- {
-		sk := leak[k]
-		rowK := a[k*m : k*m+k]
-		for _, v := range rowK {
-			sk += v
+	block := elim.Block{N: m, Rates: a, Out: [][]float64{leak}}
+	if err := block.Reduce(ctx); err != nil {
+		var pe *elim.PivotError
+		if !errors.As(err, &pe) {
+			return err
 		}
-		if !(sk > 0) || math.IsInf(sk, 0) {
-			return fmt.Errorf("transient state %d (%s) has no rate left after reduction (%g): rates under- or overflow float64", blk[k], c.StateString(int(blk[k])), sk)
-		}
-		s[k] = sk
-		if bk := b[k]; bk != 0 {
-			f := bk / sk
-			for l, v := range rowK {
-				b[l] += f * v
-			}
-		}
-		for i := 0; i < k; i++ {
-			f := a[i*m+k]
-			if f == 0 {
-				continue
-			}
-			f /= sk
-			row := a[i*m : i*m+k]
-			for l, v := range rowK {
-				if l != i {
-					row[l] += f * v
-				}
-			}
-			leak[i] += f * leak[k]
-		}
+		k := blk[pe.State]
+		return fmt.Errorf("transient state %d (%s) has no rate left after reduction (%g): rates under- or overflow float64", k, c.StateString(int(k)), pe.Rate)
 	}
-	// Back substitution in increasing k, pushing each value along row k
-	// of the reduced rates (a[k][l], l > k, as they were when l was
-	// eliminated).
-	acc := make([]float64, m)
-	for k := 0; k < m; k++ {
-		v := (b[k] + acc[k]) / s[k]
-		x[blk[k]] = v
-		row := a[k*m : (k+1)*m]
-		for l := k + 1; l < m; l++ {
-			acc[l] += v * row[l]
-		}
+	times := make([]float64, m)
+	block.SolveLeft(b, times)
+	for p, i := range blk {
+		x[i] = times[p]
 	}
 	return nil
 }
@@ -300,7 +264,7 @@ func absorbDense(c *Chain, blk []int32, compOf []int32, x, in []float64) error {
 // absorbSweeps solves one large block's expected times by Gauss-Seidel
 // sweeps (pushing changes, as sweeps.go does), in[] serving as the
 // inflows; it returns the estimated relative error of the values.
-func absorbSweeps(ctx context.Context, c *Chain, blk []int32, compOf []int32, x, in []float64) (float64, error) {
+func absorbSweeps(ctx context.Context, c *ctmc.Chain, blk []int32, compOf []int32, x, in []float64) (float64, error) {
 	id := compOf[blk[0]]
 	exit := make([]float64, len(blk))
 	for p, i := range blk {

@@ -32,7 +32,7 @@ func (a *robustnessCmd) render(e *env, result any) int {
 			fmt.Fprintf(e.stderr, "%s: warning: %s\n", name, w)
 		}
 		if r.Epsilon > a.req.Epsilon {
-			fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what float64 can keep over the series' steps; every probability is within %.2g instead\n", name, a.req.Epsilon, r.Epsilon)
+			fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what the engines can keep in float64 (uniformization over its series' steps, Laplace inversion on its contour); every probability is within %.2g instead\n", name, a.req.Epsilon, r.Epsilon)
 		}
 		for _, mr := range r.Machines {
 			if mr.Note != "" {

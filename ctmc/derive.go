@@ -344,19 +344,28 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 // reservation left much more capacity: the untouched part costs no
 // resident memory, but the runtime, and so the memory budget, counts it
 // (up to half the transition arrays: reservations are twice the
-// extrapolation). Only with a budget that resident memory binds (under an
-// address-space limit the old arrays' space stays taken), only when the
-// spare capacity is an eighth of what the budget leaves or more (the copy
-// is resident beside the original for a while: measured, 'pepa states' on
-// 823,543 states peaked at 192 MB with it, 115 MB without), and only where
-// the copy fits.
+// extrapolation, from a bound on the states that can be loose). The copy
+// costs time and, while it is made, resident memory beside the original
+// (measured: 'pepa states' on 823,543 states peaked at 192 MB with it,
+// 115 MB without; on 1,369,728 states of 39.7M packed ones, whose
+// reservations were 3.3 GB for a chain of 187 MB, it took a third of the
+// derivation's time and peaked at 544 MB instead of 364), so it is made
+// only where the budget is tight: only with a budget that resident memory
+// binds (under an address-space limit the old arrays' space stays taken),
+// only when what the budget leaves is less than trimRoom times the chain
+// (a later stage, which takes a few times the chain, might then be
+// refused for the reservations' sake), only when the spare capacity is an
+// eighth of what the budget leaves or more, and only where the copy fits.
 func trimChain(b *membudget.Budget, c *Chain) {
 	if b == nil || b.AddressSpace {
 		return
 	}
 	spare := int64(cap(c.States)-len(c.States))*8 + int64(cap(c.RowPtr)-len(c.RowPtr))*8 + int64(cap(c.Col)-len(c.Col))*4 +
 		int64(cap(c.Act)-len(c.Act))*4 + int64(cap(c.RateIndex)-len(c.RateIndex))*2 + int64(cap(c.Rates)-len(c.Rates))*8
-	if spare < b.Left()/8 {
+	used := int64(len(c.States))*8 + int64(len(c.RowPtr))*8 + int64(len(c.Col))*4 +
+		int64(len(c.Act))*4 + int64(len(c.RateIndex))*2 + int64(len(c.Rates))*8
+	left := b.Left()
+	if left >= trimRoom*used || spare < left/8 {
 		return
 	}
 	c.States = trim(b, c.States)
@@ -366,6 +375,14 @@ func trimChain(b *membudget.Budget, c *Chain) {
 	c.RateIndex = trim(b, c.RateIndex)
 	c.Rates = trim(b, c.Rates)
 }
+
+// trimRoom is how many times a chain's arrays the budget must leave after
+// its derivation for the reservations' spare capacity to stay: the
+// stages that solve a chain take a few times it (steady's generator with
+// BiCGSTAB's ILU(0) factors and vectors about 6 times a chain of 12
+// transitions a state, a block of 8 passages' generator and vectors 2 to
+// 3 times).
+const trimRoom = 8
 
 // trim returns s in an array of its length when more than an eighth of
 // its capacity (and at least a megabyte) is unused and the copy fits.
@@ -379,6 +396,7 @@ func trim[T any](b *membudget.Budget, s []T) []T {
 		return s
 	}
 	out := make([]T, len(s))
+	adviseHuge(out)
 	copy(out, s)
 	return out
 }

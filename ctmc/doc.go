@@ -84,8 +84,10 @@
 // index), sizes its reservations from what the budget leaves (at most a
 // quarter of it, where the bound alone once reserved 17.8 GB of address
 // space for a 1,000-machine model), takes the hash index where the direct
-// table would take more than a quarter, and trims over-reserved arrays to
-// their length at the end (the runtime counts the untouched part). A
+// table would take more than a quarter, and, where the budget is tight
+// (it leaves less than 8 times the chain), trims over-reserved arrays to
+// their length at the end (the runtime counts the untouched part; a copy
+// otherwise only costs time and resident memory). A
 // chain that does not fit fails with an error wrapping both
 // ErrTooManyStates and membudget.ErrOverBudget. Steady checks each stage
 // (closed classes, Gauss-Seidel's vectors, generator, ILU(0) factors and

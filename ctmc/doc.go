@@ -36,7 +36,10 @@
 // Each explorer evaluates its own copy of the tree in which subtrees are
 // replaced by tabulating equivalents (memo.go, split.go): a subtree whose
 // moving leaves lie within 12 bits of one word becomes a memoNode, which
-// stores the subtree's list per value of those bits on first use; a
+// stores the subtree's list per value of those bits on first use (found
+// in a table of every value; a wider span of one word, in a hash table of
+// the values met, when the other leaves' local states multiply to 64 or
+// more, so that its values recur); a
 // cooperation of a constant side with a parallel composition is split
 // into groups of consecutive kids (12 bits each) whose unshared and shared
 // transitions are stored per group key, the joint transitions formed from

@@ -774,7 +774,7 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 		// part included (measured: 'pepa states' on 5.8M states peaked at
 		// 1.04 GB instead of 0.67 GB in 5 runs of 10, 0 of 12 with this).
 		// The soft memory limit still applies meanwhile.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer pauseGC()()
 		if short(len(c.Col), cap(c.Col)) {
 			c.Col = grow(c.Col, n-len(c.Col), n)
 		}
@@ -794,6 +794,36 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 		c.RateIndex = c.RateIndex[:len(c.RateIndex)+extra]
 	}
 	return nil
+}
+
+// gcPause is the collector held off by derivations making their
+// transition arrays (pauseGC). Derivations run at once (a model's groups):
+// the first to pause saves the setting, the last to resume restores it.
+// (Each saving and restoring the setting it found left the collector off
+// for good once two pauses overlapped: A off, B off, A on, B off.)
+var gcPause struct {
+	sync.Mutex
+	holders int
+	saved   int
+}
+
+// pauseGC holds the collector off until the function it returns is
+// called.
+func pauseGC() (resume func()) {
+	gcPause.Lock()
+	if gcPause.holders == 0 {
+		gcPause.saved = debug.SetGCPercent(-1)
+	}
+	gcPause.holders++
+	gcPause.Unlock()
+	return func() {
+		gcPause.Lock()
+		gcPause.holders--
+		if gcPause.holders == 0 {
+			debug.SetGCPercent(gcPause.saved)
+		}
+		gcPause.Unlock()
+	}
 }
 
 // room returns s, or a copy of it in a larger array, with room for extra

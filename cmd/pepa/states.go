@@ -46,10 +46,12 @@ func runStates(ctx context.Context, e *env, args []string) int {
 		return usageError(e, "states", "need exactly one model file")
 	}
 	name := files[0]
+	timer := newStageTimer(o.verbose)
 	m, code := loadModel(e, "states", name)
 	if code >= 0 {
 		return code
 	}
+	timer.mark("load", "")
 	s, code := compileModel(e, name, m, &o)
 	if code >= 0 {
 		return code
@@ -61,10 +63,12 @@ func runStates(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 	}
+	timer.mark("compile", "")
 	c, code := deriveStructure(ctx, e, "states", name, s, &o)
 	if code >= 0 {
 		return code
 	}
+	timer.mark("derive", derivedDetail(c, timer))
 	if prefix != "" {
 		// The prefix's directory is created, as -o's callers expect of
 		// a path they name.
@@ -83,6 +87,7 @@ func runStates(ctx context.Context, e *env, args []string) int {
 				return exitInvalid
 			}
 		}
+		timer.mark("export", "")
 	}
 	aggregation := "off"
 	if o.aggregate {
@@ -118,6 +123,7 @@ func runStates(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "pepa states: %v\n", err)
 		return exitInvalid
 	}
+	timer.print(e.stderr, "states", displayName(name))
 	if len(c.Deadlocks) > 0 && !(*stopped && allFinished(c)) {
 		reportDeadlocks(e, name, c)
 		return exitInvalid

@@ -468,6 +468,14 @@ type rowBuffer struct {
 	errMsg   func(c *Chain) error
 }
 
+// grow makes room for the transitions of a state with n of them (each
+// possibly to a target not numbered yet, of w words), doubling the
+// buffers (see doubled).
+func (b *rowBuffer) grow(n, w int) {
+	b.idx, b.act, b.rate, b.ridx = doubled(b.idx, n), doubled(b.act, n), doubled(b.rate, n), doubled(b.ridx, n)
+	b.unkPos, b.radix, b.tgt = doubled(b.unkPos, n), doubled(b.radix, n), doubled(b.tgt, n*w)
+}
+
 // explorers returns n explorers, the first on the structure's own tree.
 func (s *Structure) explorers(n, limit int) []*explorer {
 	root := s.exploreRoot()
@@ -541,6 +549,9 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			}
 		}
 		keep := x.dedup(out, n)
+		if m := len(keep); cap(b.idx)-len(b.idx) < m || cap(b.unkPos)-len(b.unkPos) < m {
+			b.grow(m, w)
+		}
 		if direct != nil {
 			// Touch every target's slot first: independent loads that the
 			// processor overlaps, where the dependent loop below would

@@ -48,6 +48,11 @@ var (
 // after it is full are evaluated in place.
 const memoMaxTransitions = 1 << 18
 
+// memoMaxKeys bounds the keys a wide memoNode's table holds (at most 2^19
+// entries of 12 bytes: values whose lists are empty take no transitions);
+// keys met after it is full are evaluated in place.
+const memoMaxKeys = 1 << 18
+
 // memoNode wraps a subtree whose leaves' fields are bits [shift, shift+width)
 // of state word word.
 type memoNode struct {
@@ -72,8 +77,8 @@ type memoNode struct {
 // wideTable maps the keys of a wide memoNode to their slots: open
 // addressing on the key's hash, grown at half full. A value is the slot +
 // 1, or -1 for a key evaluated in place; 0 is an empty entry. Once the
-// stored lists are full (memoMaxTransitions), keys met for the first time
-// are evaluated in place without an entry.
+// stored lists or the table are full (memoMaxTransitions, memoMaxKeys),
+// keys met for the first time are evaluated in place without an entry.
 type wideTable struct {
 	keys []uint64
 	vals []int32
@@ -261,7 +266,7 @@ func (n *memoNode) lookup(state []uint64, limit int) (int, bool) {
 	f.reset()
 	e := evalError{limit: limit, track: f, lastCheck: -1}
 	n.child.eval(state, f, &e)
-	full := n.list.len()+f.len() > memoMaxTransitions
+	full := n.list.len()+f.len() > memoMaxTransitions || (n.wide != nil && n.wide.n >= memoMaxKeys)
 	if e.mixed || e.overflow || full {
 		if n.wide == nil {
 			n.status[key] = memoInPlace

@@ -181,3 +181,45 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestWideTable: keys put into a wide memoNode's table are found with
+// their values as it grows past its first size, key 0 and keys that share
+// their low or high bits included; keys not put are absent.
+func TestWideTable(t *testing.T) {
+	tb := newWideTable()
+	var keys []uint64
+	for i := uint64(0); i < 5000; i++ {
+		keys = append(keys, i, i<<40, i*0x9E3779B97F4A7C15)
+	}
+	want := map[uint64]int32{}
+	for k, key := range keys {
+		if _, ok := want[key]; ok {
+			continue
+		}
+		at, v := tb.find(key)
+		if v != 0 {
+			t.Fatalf("key %#x found (%d) before it was put", key, v)
+		}
+		val := int32(k + 1)
+		if k%7 == 0 {
+			val = -1 // evaluated in place
+		}
+		tb.put(at, key, val)
+		want[key] = val
+	}
+	if tb.n != len(want) || len(tb.keys) < 2*tb.n {
+		t.Fatalf("%d entries in %d slots, want %d at most half full", tb.n, len(tb.keys), len(want))
+	}
+	for key, val := range want {
+		if _, v := tb.find(key); v != val {
+			t.Fatalf("key %#x: %d, want %d", key, v, val)
+		}
+	}
+	for _, key := range []uint64{1 << 63, 5001 << 40, 12345678901} {
+		if _, ok := want[key]; !ok {
+			if _, v := tb.find(key); v != 0 {
+				t.Errorf("key %#x never put: %d", key, v)
+			}
+		}
+	}
+}

@@ -80,6 +80,34 @@ func TestDeriveWithinBudget(t *testing.T) {
 	}
 }
 
+// TestDeriveRoomyBudgetKeepsReservations: under a budget that leaves many
+// times the chain, the over-reserved arrays are not copied to their length
+// (a copy that took a third of 'pepa states' on ws-6-5-4-4), even where
+// their spare capacity is more than an eighth of what is left: the chain
+// is the unbudgeted one, reservations included. Storage's product of local
+// state counts is 17 times its states, so its reservations are mostly
+// spare: about 8 MB for a chain of 0.3 MB, here with about 40 MB left.
+func TestDeriveRoomyBudgetKeepsReservations(t *testing.T) {
+	s := compileSource(t, testmodels.Storage(4, 3, 2, 2))
+	want, err := Derive(context.Background(), s, DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(want.N)*8 > s.RadixSize || cap(want.Col) < 2*len(want.Col) {
+		t.Fatalf("%d states of %d packed ones, %d transitions in %d: reservations not loose enough for the test", want.N, s.RadixSize, len(want.Col), cap(want.Col))
+	}
+	got, err := Derive(membudget.NewContext(context.Background(), budgetAbove(48<<20)), s, DeriveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.States, want.States) || !slices.Equal(got.Col, want.Col) || !slices.Equal(got.RateIndex, want.RateIndex) {
+		t.Fatal("the chain derived within a budget differs")
+	}
+	if cap(got.Col) != cap(want.Col) || cap(got.States) != cap(want.States) {
+		t.Errorf("capacities %d and %d (states %d and %d) under a roomy budget: trimmed", cap(got.Col), cap(want.Col), cap(got.States), cap(want.States))
+	}
+}
+
 // TestDirectIndexWithinBudget: the direct index is taken only when it
 // needs at most a quarter of what the budget leaves.
 func TestDirectIndexWithinBudget(t *testing.T) {

@@ -344,19 +344,28 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 // reservation left much more capacity: the untouched part costs no
 // resident memory, but the runtime, and so the memory budget, counts it
 // (up to half the transition arrays: reservations are twice the
-// extrapolation). Only with a budget that resident memory binds (under an
-// address-space limit the old arrays' space stays taken), only when the
-// spare capacity is an eighth of what the budget leaves or more (the copy
-// is resident beside the original for a while: measured, 'pepa states' on
-// 823,543 states peaked at 192 MB with it, 115 MB without), and only where
-// the copy fits.
+// extrapolation, from a bound on the states that can be loose). The copy
+// costs time and, while it is made, resident memory beside the original
+// (measured: 'pepa states' on 823,543 states peaked at 192 MB with it,
+// 115 MB without; on 1,369,728 states of 39.7M packed ones, whose
+// reservations were 3.3 GB for a chain of 187 MB, it took a third of the
+// derivation's time and peaked at 544 MB instead of 364), so it is made
+// only where the budget is tight: only with a budget that resident memory
+// binds (under an address-space limit the old arrays' space stays taken),
+// only when what the budget leaves is less than trimRoom times the chain
+// (a later stage, which takes a few times the chain, might then be
+// refused for the reservations' sake), only when the spare capacity is an
+// eighth of what the budget leaves or more, and only where the copy fits.
 func trimChain(b *membudget.Budget, c *Chain) {
 	if b == nil || b.AddressSpace {
 		return
 	}
 	spare := int64(cap(c.States)-len(c.States))*8 + int64(cap(c.RowPtr)-len(c.RowPtr))*8 + int64(cap(c.Col)-len(c.Col))*4 +
 		int64(cap(c.Act)-len(c.Act))*4 + int64(cap(c.RateIndex)-len(c.RateIndex))*2 + int64(cap(c.Rates)-len(c.Rates))*8
-	if spare < b.Left()/8 {
+	used := int64(len(c.States))*8 + int64(len(c.RowPtr))*8 + int64(len(c.Col))*4 +
+		int64(len(c.Act))*4 + int64(len(c.RateIndex))*2 + int64(len(c.Rates))*8
+	left := b.Left()
+	if left >= trimRoom*used || spare < left/8 {
 		return
 	}
 	c.States = trim(b, c.States)
@@ -366,6 +375,14 @@ func trimChain(b *membudget.Budget, c *Chain) {
 	c.RateIndex = trim(b, c.RateIndex)
 	c.Rates = trim(b, c.Rates)
 }
+
+// trimRoom is how many times a chain's arrays the budget must leave after
+// its derivation for the reservations' spare capacity to stay: the
+// stages that solve a chain take a few times it (steady's generator with
+// BiCGSTAB's ILU(0) factors and vectors about 6 times a chain of 12
+// transitions a state, a block of 8 passages' generator and vectors 2 to
+// 3 times).
+const trimRoom = 8
 
 // trim returns s in an array of its length when more than an eighth of
 // its capacity (and at least a megabyte) is unused and the copy fits.
@@ -379,6 +396,7 @@ func trim[T any](b *membudget.Budget, s []T) []T {
 		return s
 	}
 	out := make([]T, len(s))
+	adviseHuge(out)
 	copy(out, s)
 	return out
 }
@@ -448,6 +466,14 @@ type rowBuffer struct {
 	errState int
 	errAfter int
 	errMsg   func(c *Chain) error
+}
+
+// grow makes room for the transitions of a state with n of them (each
+// possibly to a target not numbered yet, of w words), doubling the
+// buffers (see doubled).
+func (b *rowBuffer) grow(n, w int) {
+	b.idx, b.act, b.rate, b.ridx = doubled(b.idx, n), doubled(b.act, n), doubled(b.rate, n), doubled(b.ridx, n)
+	b.unkPos, b.radix, b.tgt = doubled(b.unkPos, n), doubled(b.radix, n), doubled(b.tgt, n*w)
 }
 
 // explorers returns n explorers, the first on the structure's own tree.
@@ -523,6 +549,9 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			}
 		}
 		keep := x.dedup(out, n)
+		if m := len(keep); cap(b.idx)-len(b.idx) < m || cap(b.unkPos)-len(b.unkPos) < m {
+			b.grow(m, w)
+		}
 		if direct != nil {
 			// Touch every target's slot first: independent loads that the
 			// processor overlaps, where the dependent loop below would
@@ -756,7 +785,7 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 		// part included (measured: 'pepa states' on 5.8M states peaked at
 		// 1.04 GB instead of 0.67 GB in 5 runs of 10, 0 of 12 with this).
 		// The soft memory limit still applies meanwhile.
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer pauseGC()()
 		if short(len(c.Col), cap(c.Col)) {
 			c.Col = grow(c.Col, n-len(c.Col), n)
 		}
@@ -776,6 +805,36 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 		c.RateIndex = c.RateIndex[:len(c.RateIndex)+extra]
 	}
 	return nil
+}
+
+// gcPause is the collector held off by derivations making their
+// transition arrays (pauseGC). Derivations run at once (a model's groups):
+// the first to pause saves the setting, the last to resume restores it.
+// (Each saving and restoring the setting it found left the collector off
+// for good once two pauses overlapped: A off, B off, A on, B off.)
+var gcPause struct {
+	sync.Mutex
+	holders int
+	saved   int
+}
+
+// pauseGC holds the collector off until the function it returns is
+// called.
+func pauseGC() (resume func()) {
+	gcPause.Lock()
+	if gcPause.holders == 0 {
+		gcPause.saved = debug.SetGCPercent(-1)
+	}
+	gcPause.holders++
+	gcPause.Unlock()
+	return func() {
+		gcPause.Lock()
+		gcPause.holders--
+		if gcPause.holders == 0 {
+			debug.SetGCPercent(gcPause.saved)
+		}
+		gcPause.Unlock()
+	}
 }
 
 // room returns s, or a copy of it in a larger array, with room for extra

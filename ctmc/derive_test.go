@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"testing"
 
 	"pepa/internal/testing/testmodels"
@@ -210,5 +212,33 @@ func TestDerivePipelined(t *testing.T) {
 			}
 		}
 		runtime.GOMAXPROCS(old)
+	}
+}
+
+// TestConcurrentDerivationsRestoreGC: derivations run at once (a model's
+// groups) each hold the collector off while they make their transition
+// arrays; once they are done, the collector's setting is the one they
+// found. (Each restoring the setting it had found left it off for good
+// after two overlapping pauses.)
+func TestConcurrentDerivationsRestoreGC(t *testing.T) {
+	s := compileSource(t, testmodels.Workstations(3, 2, 2))
+	orig := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(orig)
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 80; i++ {
+				if _, err := Derive(context.Background(), s, DeriveOptions{}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after concurrent derivations the GC percent is %d, want 100", got)
 	}
 }

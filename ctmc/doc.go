@@ -37,7 +37,10 @@
 // Each explorer evaluates its own copy of the tree in which subtrees are
 // replaced by tabulating equivalents (memo.go, split.go): a subtree whose
 // moving leaves lie within 12 bits of one word becomes a memoNode, which
-// stores the subtree's list per value of those bits on first use; a
+// stores the subtree's list per value of those bits on first use (found
+// in a table of every value; a wider span of one word, in a hash table of
+// the values met, when the other leaves' local states multiply to 64 or
+// more, so that its values recur); a
 // cooperation of a constant side with a parallel composition is split
 // into groups of consecutive kids (12 bits each) whose unshared and shared
 // transitions are stored per group key, the joint transitions formed from
@@ -85,8 +88,10 @@
 // index), sizes its reservations from what the budget leaves (at most a
 // quarter of it, where the bound alone once reserved 17.8 GB of address
 // space for a 1,000-machine model), takes the hash index where the direct
-// table would take more than a quarter, and trims over-reserved arrays to
-// their length at the end (the runtime counts the untouched part). A
+// table would take more than a quarter, and, where the budget is tight
+// (it leaves less than 8 times the chain), trims over-reserved arrays to
+// their length at the end (the runtime counts the untouched part; a copy
+// otherwise only costs time and resident memory). A
 // chain that does not fit fails with an error wrapping both
 // ErrTooManyStates and membudget.ErrOverBudget. Without a budget nothing
 // is checked and nothing changes.

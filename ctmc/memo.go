@@ -1,6 +1,9 @@
 package ctmc
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Memoised subtrees (Derive's explorers only).
 //
@@ -21,13 +24,34 @@ import "math/bits"
 // start, of its last such check (evalError.track), and the memoNode repeats
 // that check against the real position.
 
-// memoBits bounds the key of a memoised subtree (a table of 2^memoBits
-// entries per explorer).
+// memoBits bounds the key of a memoised subtree indexed directly (a table
+// of 2^memoBits entries per explorer), and a split cooperation's groups.
 const memoBits = 12
+
+// Wide memoised subtrees. A subtree whose moving leaves lie within one word
+// but span more than memoDenseBits bits is memoised as well when the other
+// leaves' local states multiply to memoWideReuse or more (the subtree's
+// values then recur at least that often in the product, on average):
+// its keys, the whole span of its bits, are found in a hash table that
+// holds only the keys met (wideTable). The two sides of a cooperation
+// whose parts share nothing (ws-6-5-4-4's readers and writers, 12 bits,
+// against its servers, failure counter and buffer, 18 bits) are then both
+// looked up, where the wider side was evaluated afresh in every state: 2
+// of the 3 cooperations a state took. Variables so that tests can make
+// small subtrees wide.
+var (
+	memoDenseBits         = memoBits
+	memoWideReuse float64 = 64
+)
 
 // memoMaxTransitions bounds the transitions one memoNode stores; values met
 // after it is full are evaluated in place.
 const memoMaxTransitions = 1 << 18
+
+// memoMaxKeys bounds the keys a wide memoNode's table holds (at most 2^19
+// entries of 12 bytes: values whose lists are empty take no transitions);
+// keys met after it is full are evaluated in place.
+const memoMaxKeys = 1 << 18
 
 // memoNode wraps a subtree whose leaves' fields are bits [shift, shift+width)
 // of state word word.
@@ -37,13 +61,65 @@ type memoNode struct {
 	shift uint
 	mask  uint64
 
+	// A narrow node's key indexes status, start, count and check; a wide
+	// node's key is found in wide, which gives it a slot, the index of
+	// its entries in start, count and check.
 	status []uint8 // per key: memoUnknown, memoStored or memoInPlace
+	wide   *wideTable
 	start  []int32 // per stored key: first transition in list
 	count  []int32 // per stored key: its number of transitions
 	check  []int32 // per stored key: position of its last limit check, -1: none
 	list   tlist   // the stored lists, back to back
 	fill   tlist   // scratch for a first evaluation
 	view   tlist   // a stored list handed to a cooperation without a copy
+}
+
+// wideTable maps the keys of a wide memoNode to their slots: open
+// addressing on the key's hash, grown at half full. A value is the slot +
+// 1, or -1 for a key evaluated in place; 0 is an empty entry. Once the
+// stored lists or the table are full (memoMaxTransitions, memoMaxKeys),
+// keys met for the first time are evaluated in place without an entry.
+type wideTable struct {
+	keys []uint64
+	vals []int32
+	bits uint // log2 of the table's size
+	n    int  // entries
+	full bool
+}
+
+func newWideTable() *wideTable {
+	const initial = 10
+	return &wideTable{keys: make([]uint64, 1<<initial), vals: make([]int32, 1<<initial), bits: initial}
+}
+
+// find returns the position of key in the table and its value (0: absent,
+// the position then the empty entry where it would go).
+func (t *wideTable) find(key uint64) (int, int32) {
+	mask := len(t.keys) - 1
+	for i := int((key * 0x9E3779B97F4A7C15) >> (64 - t.bits)); ; i = (i + 1) & mask {
+		v := t.vals[i]
+		if v == 0 || t.keys[i] == key {
+			return i, v
+		}
+	}
+}
+
+// put sets the value of key, absent at position i (from find).
+func (t *wideTable) put(i int, key uint64, v int32) {
+	t.keys[i], t.vals[i] = key, v
+	t.n++
+	if 2*t.n <= len(t.keys) {
+		return
+	}
+	keys, vals := t.keys, t.vals
+	t.bits++
+	t.keys, t.vals = make([]uint64, 1<<t.bits), make([]int32, 1<<t.bits)
+	for k, v := range vals {
+		if v != 0 {
+			j, _ := t.find(keys[k])
+			t.keys[j], t.vals[j] = keys[k], v
+		}
+	}
 }
 
 const (
@@ -93,11 +169,13 @@ func memoize(n node, s *Structure) node {
 	return n
 }
 
-// newMemoNode wraps n if its moving leaves' fields lie within memoBits
-// bits of one word, else returns nil.
+// newMemoNode wraps n if its moving leaves' fields lie within
+// memoDenseBits bits of one word, or within one word with values that
+// recur often enough (memoWideReuse), else returns nil.
 func newMemoNode(n node, s *Structure) *memoNode {
 	word, lo, hi := -1, uint(64), uint(0)
 	ok := true
+	inside := 1.0 // the product of the subtree's local state counts
 	walkLeaves(n, func(l *Leaf) {
 		if l.NumLocal <= 1 {
 			return
@@ -108,16 +186,28 @@ func newMemoNode(n node, s *Structure) *memoNode {
 		word = l.word
 		lo = min(lo, l.shift)
 		hi = max(hi, l.shift+uint(bits.Len64(l.mask)))
+		inside *= float64(l.NumLocal)
 	})
-	if !ok || word < 0 || hi-lo > memoBits {
+	if !ok || word < 0 {
 		return nil
 	}
-	size := 1 << (hi - lo)
-	return &memoNode{
-		child: n, word: word, shift: lo, mask: uint64(size - 1),
-		status: make([]uint8, size), start: make([]int32, size), count: make([]int32, size), check: make([]int32, size),
-		list: tlist{w: s.Words}, fill: tlist{w: s.Words}, view: tlist{w: s.Words},
+	m := &memoNode{child: n, word: word, shift: lo, list: tlist{w: s.Words}, fill: tlist{w: s.Words}, view: tlist{w: s.Words}}
+	if hi-lo <= uint(memoDenseBits) {
+		size := 1 << (hi - lo)
+		m.mask = uint64(size - 1)
+		m.status, m.start, m.count, m.check = make([]uint8, size), make([]int32, size), make([]int32, size), make([]int32, size)
+		return m
 	}
+	all := 1.0
+	for _, l := range s.Leaves {
+		all *= float64(l.NumLocal)
+	}
+	if all/inside < memoWideReuse {
+		return nil
+	}
+	m.mask = math.MaxUint64 >> (64 - (hi - lo))
+	m.wide = newWideTable()
+	return m
 }
 
 // walkLeaves calls f with every leaf of the subtree n.
@@ -149,28 +239,55 @@ func walkLeaves(n node, f func(*Leaf)) {
 	}
 }
 
-// lookup returns the key of state and whether its list is stored, storing
-// it first if the key is new and its evaluation is clean.
-func (n *memoNode) lookup(state []uint64, limit int) (uint64, bool) {
+// lookup returns the index of state's key in start, count and check, and
+// whether its list is stored, storing it first if the key is new and its
+// evaluation is clean.
+func (n *memoNode) lookup(state []uint64, limit int) (int, bool) {
 	key := (state[n.word] >> n.shift) & n.mask
-	switch n.status[key] {
-	case memoStored:
-		return key, true
-	case memoInPlace:
-		return key, false
+	at := 0 // a wide key's position in its table
+	if n.wide == nil {
+		switch n.status[key] {
+		case memoStored:
+			return int(key), true
+		case memoInPlace:
+			return 0, false
+		}
+	} else {
+		var v int32
+		at, v = n.wide.find(key)
+		switch {
+		case v > 0:
+			return int(v - 1), true
+		case v < 0 || n.wide.full:
+			return 0, false
+		}
 	}
 	f := &n.fill
 	f.reset()
 	e := evalError{limit: limit, track: f, lastCheck: -1}
 	n.child.eval(state, f, &e)
-	if e.mixed || e.overflow || n.list.len()+f.len() > memoMaxTransitions {
-		n.status[key] = memoInPlace
-		return key, false
+	full := n.list.len()+f.len() > memoMaxTransitions || (n.wide != nil && n.wide.n >= memoMaxKeys)
+	if e.mixed || e.overflow || full {
+		if n.wide == nil {
+			n.status[key] = memoInPlace
+		} else if full {
+			n.wide.full = true
+		} else {
+			n.wide.put(at, key, -1)
+		}
+		return 0, false
 	}
-	n.status[key] = memoStored
-	n.start[key], n.count[key], n.check[key] = int32(n.list.len()), int32(f.len()), int32(e.lastCheck)
+	start, count, check := int32(n.list.len()), int32(f.len()), int32(e.lastCheck)
 	n.list.appendRange(f, 0, f.len())
-	return key, true
+	if n.wide == nil {
+		n.status[key] = memoStored
+		n.start[key], n.count[key], n.check[key] = start, count, check
+		return int(key), true
+	}
+	slot := len(n.start)
+	n.start, n.count, n.check = append(n.start, start), append(n.count, count), append(n.check, check)
+	n.wide.put(at, key, int32(slot)+1)
+	return slot, true
 }
 
 func (n *memoNode) eval(state []uint64, out *tlist, e *evalError) {

@@ -64,7 +64,10 @@ func TestMemoKeepsTransitionLimit(t *testing.T) {
 // subtrees as without: on a model split into groups (with a state whose
 // apparent rate is undefined and one whose passive activity finds no
 // partner), on workstation clusters (groups of memoised cooperations split
-// from their shared repairman), and on a mapping model.
+// from their shared repairman), on a mapping model, and on storage pools
+// whose servers, failure counter and buffer are one wide memoised subtree
+// (made wide at 10 bits here), with undefined apparent rates inside it
+// and in the cooperation above it.
 func TestMemoAndSplitRowsExact(t *testing.T) {
 	var b strings.Builder
 	var acts, names []string
@@ -94,8 +97,20 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 			"Wait2 = (serve2, infty).Ws2;", "Wait2 = (serve2, infty).Ws2 + (serve2, 1.0).Down2;", 1),
 		"workstations mixed repair": strings.Replace(testmodels.Workstations(3, 3, 3),
 			"Down1 = (repair, infty).Ws1;", "Down1 = (repair, infty).Ws1 + (repair, 1.0).Wait1;", 1),
+		"storage": testmodels.Storage(3, 2, 1, 1),
+		// A failed server that flushes both ways (inside the wide
+		// subtree); a reading one that answers both ways (above it).
+		"storage mixed flush": strings.Replace(testmodels.Storage(3, 2, 1, 1),
+			"(flush, slowFlush).NodeDown;", "(flush, slowFlush).NodeDown + (flush, infty).Node;", 1),
+		"storage mixed look": strings.Replace(testmodels.Storage(3, 2, 1, 1),
+			"NodeRead = (look, look).Node;", "NodeRead = (look, look).Node + (look, infty).NodeDown;", 1),
 	}
+	defer func(bits int, reuse float64) { memoDenseBits, memoWideReuse = bits, reuse }(memoDenseBits, memoWideReuse)
 	for name, src := range srcs {
+		memoDenseBits, memoWideReuse = memoBits, 64
+		if strings.HasPrefix(name, "storage") {
+			memoDenseBits, memoWideReuse = 4, 4
+		}
 		m, diags := lang.Load(name, []byte(src))
 		if diags.HasErrors() {
 			t.Fatalf("%s: %v", name, diags.Err())
@@ -128,6 +143,15 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 		if _, ok := root.(*splitCoopX); strings.HasPrefix(name, "workstations") && !ok {
 			t.Fatalf("%s: the cooperation was not split: %T", name, root)
 		}
+		if strings.HasPrefix(name, "storage") {
+			if top, ok := root.(*coopNode); !ok {
+				t.Fatalf("%s: the root is %T", name, root)
+			} else if m, ok := top.y.(*memoNode); !ok || m.wide == nil {
+				t.Fatalf("%s: the servers' side is %T, not a wide memoised subtree", name, top.y)
+			} else if m, ok := top.x.(*memoNode); !ok || m.wide != nil {
+				t.Fatalf("%s: the clients' side is %T, not a memoised subtree indexed directly", name, top.x)
+			}
+		}
 		errs := 0
 		for limit := 0; limit <= 24; limit++ {
 			var rows [2][]string
@@ -154,6 +178,48 @@ func TestMemoAndSplitRowsExact(t *testing.T) {
 		}
 		if errs == 0 {
 			t.Errorf("%s: no state met an error", name)
+		}
+	}
+}
+
+// TestWideTable: keys put into a wide memoNode's table are found with
+// their values as it grows past its first size, key 0 and keys that share
+// their low or high bits included; keys not put are absent.
+func TestWideTable(t *testing.T) {
+	tb := newWideTable()
+	var keys []uint64
+	for i := uint64(0); i < 5000; i++ {
+		keys = append(keys, i, i<<40, i*0x9E3779B97F4A7C15)
+	}
+	want := map[uint64]int32{}
+	for k, key := range keys {
+		if _, ok := want[key]; ok {
+			continue
+		}
+		at, v := tb.find(key)
+		if v != 0 {
+			t.Fatalf("key %#x found (%d) before it was put", key, v)
+		}
+		val := int32(k + 1)
+		if k%7 == 0 {
+			val = -1 // evaluated in place
+		}
+		tb.put(at, key, val)
+		want[key] = val
+	}
+	if tb.n != len(want) || len(tb.keys) < 2*tb.n {
+		t.Fatalf("%d entries in %d slots, want %d at most half full", tb.n, len(tb.keys), len(want))
+	}
+	for key, val := range want {
+		if _, v := tb.find(key); v != val {
+			t.Fatalf("key %#x: %d, want %d", key, v, val)
+		}
+	}
+	for _, key := range []uint64{1 << 63, 5001 << 40, 12345678901} {
+		if _, ok := want[key]; !ok {
+			if _, v := tb.find(key); v != 0 {
+				t.Errorf("key %#x never put: %d", key, v)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,6 +31,9 @@ func TestMemoryFlag(t *testing.T) {
 	code, _, stderr = runPepa(t, "", "states", "--verbose", "--memory", "512M", "../../testdata/pc-lan.pepa")
 	if code != exitOK || !strings.Contains(stderr, "pepa states: memory budget 512 MiB, from --memory; a test limit allows 3.00 GiB; --max-states 3355443 by default (160 bytes a state)") {
 		t.Errorf("--verbose: exit %d, %q", code, stderr)
+	}
+	if !regexp.MustCompile(`pepa states: \.\./\.\./testdata/pc-lan\.pepa: stages: load [0-9.]+ s, compile [0-9.]+ s, derive [0-9.]+ s \(128 states, 384 transitions, [0-9]+ states/s\); total [0-9.]+ s\n`).MatchString(stderr) {
+		t.Errorf("--verbose: no stage times: %q", stderr)
 	}
 	code, _, stderr = runPepa(t, "", "steady", "--verbose", "../../testdata/pc-lan.pepa")
 	if code != exitOK || !strings.Contains(stderr, "pepa steady: memory budget 3.00 GiB, from a test limit; --max-states 20132659 by default") {

@@ -74,6 +74,7 @@ func (a *statesCmd) solve(ctx context.Context, e *env, in []models.Input, derive
 	if err != nil {
 		return nil, err
 	}
+	a.timer().mark("compile", "")
 	if a.stopped {
 		if s, err = models.StopAll(s); err != nil {
 			return nil, err
@@ -102,7 +103,9 @@ func (a *statesCmd) render(e *env, result any) int {
 		if code := a.exportPrism(e, c); code >= 0 {
 			return code
 		}
+		a.timer().mark("export", "")
 	}
+	a.timer().print(e.stderr, "states", name)
 	aggregation := "off"
 	if a.o.aggregate {
 		aggregation = "on (no array to aggregate)"

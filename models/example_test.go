@@ -36,7 +36,7 @@ func ExampleRobustness() {
 	for _, mr := range r.Machines {
 		fmt.Printf("%s: %d applications, P(F <= 20) %.10f, E[F] %.4f, q99 %.4f\n", mr.Name, mr.Applications, mr.PByBeta, mr.Mean, mr.Quantile)
 	}
-	fmt.Printf("robustness %.10f, P(all <= 20) %.10f, E[makespan] %.6f (error <= %.1g)\n", r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.MakespanError)
+	fmt.Printf("robustness %.10f, P(all <= 20) %.10f, E[makespan] %.6f (error below 1e-6: %v)\n", r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.MakespanError < 1e-6)
 	fmt.Printf("joint: %s\n", r.Joint)
 	// Output:
 	// shared-net.pepa, solved decomposed: 1 group of coupled machines and 1 machine alone, each on its own chain
@@ -46,6 +46,6 @@ func ExampleRobustness() {
 	// M2: 3 applications, P(F <= 20) 0.5569512975, E[F] 22.0417, q99 73.5155
 	// M3: 3 applications, P(F <= 20) 0.5384573662, E[F] 21.2083, q99 59.2269
 	// M4: 3 applications, P(F <= 20) 0.8570405273, E[F] 12.1429, q99 38.2065
-	// robustness 0.5217090330, P(all <= 20) 0.1346439525, E[makespan] 34.113209 (error <= 1e-07)
+	// robustness 0.5217090330, P(all <= 20) 0.1346439525, E[makespan] 34.113209 (error below 1e-6: true)
 	// joint: product over 1 group of coupled machines (all finished on each group's own chain) and 1 machine alone
 }

@@ -58,7 +58,7 @@ type window struct {
 // states (sink, if any, is in every set: it is where a target's passages
 // end). base anchors the windows (a time of interest: the makespan goal);
 // the windows' contour has the fewest nodes whose predicted error is at
-// most epsilon/2 (or the most nodes offered, whose error is then larger:
+// most epsilon/10 (or the most nodes offered, whose error is then larger:
 // Accuracy says).
 func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base, epsilon float64) (*Engine, error) {
 	if !(base > 0) || math.IsInf(base, 0) {

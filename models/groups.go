@@ -39,9 +39,9 @@ type GroupResult struct {
 	// choice was not asked: plug-in semantics, machines cycling), and
 	// TransientWhy why, with the Laplace engine's solves and accuracy.
 	Transient, TransientWhy string
-	dist           passage.Distribution
-	maxRest        float64   // largest mean remaining time (NaN: tails from the series)
-	simFinish      []float64 // simulated: the group's all-finished time per replication
+	dist                    passage.Distribution
+	maxRest                 float64   // largest mean remaining time (NaN: tails from the series)
+	simFinish               []float64 // simulated: the group's all-finished time per replication
 }
 
 // stopped reports whether the stop rule applies: initial semantics, and the

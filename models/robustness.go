@@ -695,19 +695,29 @@ func (res *Result) simulated() bool {
 	return false
 }
 
-// shortestScale is the reciprocal of the largest uniformization rate of
-// the distributions (MaxMean's shortest).
+// shortestScale is the time scale of the fastest rise of the
+// distributions, where MaxMean's first panels start (an integrand's
+// sharp early rise can fall between the nodes of coarser panels): the
+// reciprocal of the largest uniformization rate, or for a distribution
+// without one (Laplace) an eighth of its mean; 0 when there is none.
 func shortestScale(ds []passage.Distribution) float64 {
-	q := 0.0
+	s := math.Inf(1)
 	for _, d := range ds {
-		if r, ok := d.(*passage.Result); ok {
-			q = math.Max(q, r.Q)
+		switch d := d.(type) {
+		case *passage.Result:
+			if d.Q > 0 {
+				s = math.Min(s, 1/d.Q)
+			}
+		case *passage.LaplaceDistribution:
+			if m := d.Mean(); m > 0 && !math.IsInf(m, 1) {
+				s = math.Min(s, m/8)
+			}
 		}
 	}
-	if q == 0 {
+	if math.IsInf(s, 1) {
 		return 0
 	}
-	return 1 / q
+	return s
 }
 
 // flatLaplace solves a flat analysis by Laplace-transform inversion where
@@ -728,7 +738,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 		done := finishedState(m.Leaf)
 		if done < 0 {
 			if opt.Transient == passage.EngineLaplace {
-				return false, fmt.Errorf("--transient laplace needs every machine stopped once finished (initial semantics, not --cycling, coupled machines)")
+				return false, fmt.Errorf("%w: --transient laplace needs every machine stopped once finished (initial semantics, not --cycling, coupled machines; by groups, a machine alone is solved on its own chain)", laplace.ErrNotApplicable)
 			}
 			return false, nil // machines that keep cycling
 		}

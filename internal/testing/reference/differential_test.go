@@ -20,6 +20,7 @@ import (
 	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"
+	"pepa/passage/laplace"
 )
 
 var (
@@ -187,7 +188,8 @@ func TestDifferential(t *testing.T) {
 		// dense exponential takes stiff chains of at most 64 states.
 		must = []string{"passage:forward", "passage:forward-lanes", "passage:backward", "passage:dense",
 			"steady:" + steady.MethodDirect, "steady:long-run", "mean:single", "mean:dense", "part",
-			"robustness:groups", "robustness:flat", "robustness:coupled-machines", "robustness:machine-with-shared"}
+			"robustness:groups", "robustness:flat", "robustness:coupled-machines", "robustness:machine-with-shared",
+			"robustness:groups-laplace", "robustness:flat-laplace"}
 	}
 	tl.check(t, must)
 }
@@ -1076,12 +1078,14 @@ func realLeaf(s *ctmc.Structure, l int) *ctmc.Leaf {
 // states where every machine is finished) and E[makespan] (its mean).
 func (h *harness) compareRobustness() {
 	gm := h.gm
-	if h.base.StiffnessRatio >= 1e3 && (h.rc.N() > passage.DenseMaxStates || gm.Family != "coupled") {
-		// Every series of the analyses runs to completion: on a stiff
-		// chain too large for the dense exponential that is millions of
-		// steps, and on a small one every CDF value of the joint figures'
-		// integral is a matrix exponential (the figures are right, but
-		// slow to come; the machines' own are compared as passages).
+	// On a stiff chain too large for the dense exponential, every series
+	// of uniformization runs to completion over millions of steps, and on
+	// a small one every CDF value of the joint figures' integral is a
+	// matrix exponential (the figures are right, but slow to come): there
+	// only the Laplace engine is compared, against the reference's stiff
+	// oracles (the double-double exponential, Radau IIA).
+	stiff := h.base.StiffnessRatio >= 1e3 && (h.rc.N() > passage.DenseMaxStates || gm.Family != "coupled")
+	if stiff && gm.Family != "coupled" {
 		h.tl.path("robustness:stiff-skipped")
 		return
 	}
@@ -1133,6 +1137,25 @@ func (h *harness) compareRobustness() {
 		want = append(want, fig{v[0], e[0], m})
 	}
 	allV, allE := rc.CDFs(allP, []float64{beta})
+	if stiff {
+		// The stiff oracles instead (the machines' CDFs too).
+		if rc.N() > 5000 {
+			h.tl.path("robustness:stiff-skipped")
+			return
+		}
+		for k := range want {
+			v, e, err := rc.CDFsStiff(rc.InitialActions(gm.Cycles[k]), []float64{beta})
+			if err != nil {
+				h.t.Errorf("seed %d: reference stiff CDF: %v", gm.Seed, err)
+				return
+			}
+			want[k].p, want[k].pErr = v[0], e[0]
+		}
+		if allV, allE, err = rc.CDFsStiff(allP, []float64{beta}); err != nil {
+			h.t.Errorf("seed %d: reference stiff CDF: %v", gm.Seed, err)
+			return
+		}
+	}
 	refRel := 4 * unitRoundoff * float64(rc.N())
 
 	s, err := ctmc.Compile(h.lm, ctmc.DefaultOptions)
@@ -1190,6 +1213,36 @@ func (h *harness) compareRobustness() {
 			h.report(disagreement{Kind: "robustness", Where: where, Detail: strings.Join(bad, "; ")})
 		}
 	}
+	// The Laplace engine forced, by groups and flat: every group (or the
+	// product chain) it applies to; one it does not apply to (cycles with
+	// complex eigenvalues) is counted, not compared.
+	laplaceLane := func(where string, run func(models.Options) (*models.Result, error)) {
+		lopt := opt
+		lopt.Transient = passage.EngineLaplace
+		res, err := run(lopt)
+		switch {
+		case errors.Is(err, laplace.ErrNotApplicable):
+			h.tl.path("robustness:laplace-not-applicable")
+		case err != nil:
+			if !timedOut(err) {
+				h.report(disagreement{Kind: "robustness-error", Where: where, Detail: err.Error()})
+			}
+		default:
+			check(where, res)
+		}
+	}
+	laplaceLane("groups-laplace", func(o models.Options) (*models.Result, error) { return models.AnalyzeGroups(ctx, s, o) })
+	if stiff {
+		fs, err := models.Stopped(s, opt)
+		if err != nil {
+			return
+		}
+		c, err := ctmc.Derive(ctx, fs, ctmc.DeriveOptions{MaxStates: 100000})
+		if err == nil {
+			laplaceLane("flat-laplace", func(o models.Options) (*models.Result, error) { return models.Analyze(ctx, c, o) })
+		}
+		return // uniformization would take the stiff series' millions of steps
+	}
 	res, err := models.AnalyzeGroups(ctx, s, opt)
 	if err != nil {
 		if timedOut(err) {
@@ -1226,4 +1279,5 @@ func (h *harness) compareRobustness() {
 		return
 	}
 	check("flat", res)
+	laplaceLane("flat-laplace", func(o models.Options) (*models.Result, error) { return models.Analyze(ctx, c, o) })
 }

@@ -277,7 +277,7 @@ func (o *optimizer) subsetBound(subset []int, floor float64) (float64, error) {
 	// (coupled machines' finishing times are dependent), but it is at
 	// most min_j P_j, which the count bound below bounds (P_j <= B_j(c_j)
 	// still: a transfer only delays a machine).
-	if o.opt.Objective != "joint" || o.coupled != nil {
+	if o.opt.Objective != "joint" || !o.eval.separable() {
 		// The largest v with sum_j C_j(v) >= n, among the values B_j(c).
 		var cands []float64
 		for _, b := range B {

@@ -791,6 +791,16 @@ func minInt(a, b int) int {
 // counts (machines and shared components).
 const maxCoupledProduct = 400
 
+// coupledParts are the pieces of a coupled model being drawn.
+type coupledParts struct {
+	m                             Model
+	appLines, machLines, resLines []string
+	appTerms, computes, syncs     []string
+	groupTerms, resTerms          []string
+	prod                          int // the product of the machines' and resources' local state counts
+	napp, nmach                   int
+}
+
 // coupled writes a mapping whose machines come in groups of 1 to 4 that
 // share a component of 2 to 4 local states (a network, a file server: each
 // machine's paths pass through its own use action, which the component
@@ -802,118 +812,12 @@ const maxCoupledProduct = 400
 func (g *gen) coupled() Model {
 	r := g.r
 	g.feat("coupled")
-	m := Model{Family: "coupled"}
-	var b strings.Builder
-	var appLines, machLines, resLines []string
-	var appTerms, computes, syncs []string
-	var groupTerms, resTerms []string
-	prod := 1
-	napp, nmach := 0, 0
+	cp := &coupledParts{m: Model{Family: "coupled"}, prod: 1}
 	ngroups := 1 + r.Intn(3)
-	for k := 1; k <= ngroups && nmach < 5; k++ {
-		size := 1
-		if r.Intn(4) > 0 {
-			size = 2 + r.Intn(3)
-		}
-		size = min(size, 5-nmach)
-		barrier := size >= 2 && r.Intn(6) == 0
-		shared := !barrier && (size >= 2 || r.Intn(2) == 0)
-		nres := 2 + r.Intn(3)
-		var uses, members []string
-		for q := 0; q < size; q++ {
-			nmach++
-			name := fmt.Sprintf("M%d", nmach)
-			var mine []string
-			for a, apps := 0, 1+r.Intn(3); a < apps; a++ {
-				napp++
-				act := fmt.Sprintf("compute%d", napp)
-				mine = append(mine, act)
-				computes = append(computes, act)
-				appLines = append(appLines, fmt.Sprintf("A%d = (%s, %s).A%d;", napp, act, g.passive(), napp))
-				appTerms = append(appTerms, fmt.Sprintf("A%d", napp))
-			}
-			use := ""
-			if shared {
-				use = fmt.Sprintf("use%d", nmach)
-				uses = append(uses, use)
-			}
-			sync := ""
-			if barrier {
-				sync = fmt.Sprintf("sync%d", k)
-			}
-			path := func() string {
-				steps := append([]string{}, mine...)
-				// The use or barrier step comes anywhere before the last
-				// application, which closes the cycle.
-				for _, extra := range []string{use, sync} {
-					if extra == "" {
-						continue
-					}
-					at := r.Intn(len(steps))
-					steps = append(steps[:at], append([]string{extra}, steps[at:]...)...)
-				}
-				var p strings.Builder
-				for _, a := range steps {
-					fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
-				}
-				return p.String() + name
-			}
-			branches := []string{path(), path()}
-			if r.Intn(4) == 0 {
-				branches = append(branches, path())
-			}
-			steps := len(mine)
-			if shared {
-				steps++
-			}
-			if barrier {
-				steps++
-			}
-			prod *= 1 + len(branches)*(steps-1)
-			machLines = append(machLines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
-			members = append(members, name)
-			m.Machines = append(m.Machines, name)
-			m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
-			m.FirstActions = append(m.FirstActions, []string{firstOf(branches[0])})
-		}
-		if barrier {
-			syncs = append(syncs, fmt.Sprintf("sync%d", k))
-			g.feat("barrier")
-			groupTerms = append(groupTerms, "("+strings.Join(members, fmt.Sprintf(" <sync%d> ", k))+")")
-		} else {
-			groupTerms = append(groupTerms, strings.Join(members, " <> "))
-		}
-		if shared {
-			// Res<k>: state 0 serves one use at a time; the others are
-			// the service's phases, back to state 0.
-			mode := r.Intn(3) // 0 passive, 1 weighted passive, 2 active
-			var serve []string
-			for i, u := range uses {
-				switch mode {
-				case 0:
-					serve = append(serve, fmt.Sprintf("(%s, infty).Res%d_1", u, k))
-				case 1:
-					serve = append(serve, fmt.Sprintf("(%s, %d * infty).Res%d_1", u, 1+i%3, k))
-					g.feat("weighted-passive")
-				default:
-					serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
-				}
-			}
-			resLines = append(resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
-			for i := 1; i < nres; i++ {
-				next := fmt.Sprintf("Res%d_%d", k, i+1)
-				if i == nres-1 {
-					next = fmt.Sprintf("Res%d", k)
-				}
-				resLines = append(resLines, fmt.Sprintf("Res%d_%d = (step%d_%d, %s).%s;", k, i, k, i, g.rate(), next))
-			}
-			resTerms = append(resTerms, fmt.Sprintf("Res%d", k))
-			syncs = append(syncs, uses...)
-			prod *= nres
-			g.feat("shared-component")
-		}
+	for k := 1; k <= ngroups && cp.nmach < 5; k++ {
+		g.coupledGroup(cp, k)
 	}
-	if prod > maxCoupledProduct {
+	if cp.prod > maxCoupledProduct {
 		g.defs, g.nrate = nil, 0
 		g.feats = map[string]bool{}
 		if g.stiff {
@@ -921,25 +825,157 @@ func (g *gen) coupled() Model {
 		}
 		return g.coupled()
 	}
-	for _, d := range g.defs {
+	return cp.model(g.defs)
+}
+
+// coupledGroup draws group k: one to five machines, coupled by a shared
+// resource they use, or by a barrier, or not at all.
+func (g *gen) coupledGroup(cp *coupledParts, k int) {
+	r := g.r
+	size := 1
+	if r.Intn(4) > 0 {
+		size = 2 + r.Intn(3)
+	}
+	size = min(size, 5-cp.nmach)
+	barrier := size >= 2 && r.Intn(6) == 0
+	shared := !barrier && (size >= 2 || r.Intn(2) == 0)
+	nres := 2 + r.Intn(3)
+	var uses, members []string
+	for q := 0; q < size; q++ {
+		name, use := g.coupledMachine(cp, k, shared, barrier)
+		if use != "" {
+			uses = append(uses, use)
+		}
+		members = append(members, name)
+	}
+	if barrier {
+		cp.syncs = append(cp.syncs, fmt.Sprintf("sync%d", k))
+		g.feat("barrier")
+		cp.groupTerms = append(cp.groupTerms, "("+strings.Join(members, fmt.Sprintf(" <sync%d> ", k))+")")
+	} else {
+		cp.groupTerms = append(cp.groupTerms, strings.Join(members, " <> "))
+	}
+	if shared {
+		g.sharedResource(cp, k, uses, nres)
+	}
+}
+
+// coupledMachine draws a machine of group k with its applications: two or
+// three paths through them, with a use of the group's resource (shared)
+// or its barrier. It returns the machine's name and its use action ("":
+// none).
+func (g *gen) coupledMachine(cp *coupledParts, k int, shared, barrier bool) (string, string) {
+	r := g.r
+	cp.nmach++
+	name := fmt.Sprintf("M%d", cp.nmach)
+	var mine []string
+	for a, apps := 0, 1+r.Intn(3); a < apps; a++ {
+		cp.napp++
+		act := fmt.Sprintf("compute%d", cp.napp)
+		mine = append(mine, act)
+		cp.computes = append(cp.computes, act)
+		cp.appLines = append(cp.appLines, fmt.Sprintf("A%d = (%s, %s).A%d;", cp.napp, act, g.passive(), cp.napp))
+		cp.appTerms = append(cp.appTerms, fmt.Sprintf("A%d", cp.napp))
+	}
+	use := ""
+	if shared {
+		use = fmt.Sprintf("use%d", cp.nmach)
+	}
+	sync := ""
+	if barrier {
+		sync = fmt.Sprintf("sync%d", k)
+	}
+	path := func() string {
+		steps := append([]string{}, mine...)
+		// The use or barrier step comes anywhere before the last
+		// application, which closes the cycle.
+		for _, extra := range []string{use, sync} {
+			if extra == "" {
+				continue
+			}
+			at := r.Intn(len(steps))
+			steps = append(steps[:at], append([]string{extra}, steps[at:]...)...)
+		}
+		var p strings.Builder
+		for _, a := range steps {
+			fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
+		}
+		return p.String() + name
+	}
+	branches := []string{path(), path()}
+	if r.Intn(4) == 0 {
+		branches = append(branches, path())
+	}
+	steps := len(mine)
+	if shared {
+		steps++
+	}
+	if barrier {
+		steps++
+	}
+	cp.prod *= 1 + len(branches)*(steps-1)
+	cp.machLines = append(cp.machLines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
+	cp.m.Machines = append(cp.m.Machines, name)
+	cp.m.Cycles = append(cp.m.Cycles, []string{mine[len(mine)-1]})
+	cp.m.FirstActions = append(cp.m.FirstActions, []string{firstOf(branches[0])})
+	return name, use
+}
+
+// sharedResource writes Res<k>: state 0 serves one use at a time
+// (passively, passively weighted or actively); the others are the
+// service's nres-1 phases, back to state 0.
+func (g *gen) sharedResource(cp *coupledParts, k int, uses []string, nres int) {
+	mode := g.r.Intn(3) // 0 passive, 1 weighted passive, 2 active
+	var serve []string
+	for i, u := range uses {
+		switch mode {
+		case 0:
+			serve = append(serve, fmt.Sprintf("(%s, infty).Res%d_1", u, k))
+		case 1:
+			serve = append(serve, fmt.Sprintf("(%s, %d * infty).Res%d_1", u, 1+i%3, k))
+			g.feat("weighted-passive")
+		default:
+			serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
+		}
+	}
+	cp.resLines = append(cp.resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
+	for i := 1; i < nres; i++ {
+		next := fmt.Sprintf("Res%d_%d", k, i+1)
+		if i == nres-1 {
+			next = fmt.Sprintf("Res%d", k)
+		}
+		cp.resLines = append(cp.resLines, fmt.Sprintf("Res%d_%d = (step%d_%d, %s).%s;", k, i, k, i, g.rate(), next))
+	}
+	cp.resTerms = append(cp.resTerms, fmt.Sprintf("Res%d", k))
+	cp.syncs = append(cp.syncs, uses...)
+	cp.prod *= nres
+	g.feat("shared-component")
+}
+
+// model writes the model: the rate definitions, the components, and the
+// applications cooperating with the machines, which cooperate with the
+// resources on their uses.
+func (cp *coupledParts) model(defs []string) Model {
+	var b strings.Builder
+	for _, d := range defs {
 		b.WriteString(d + "\n")
 	}
-	for _, l := range append(append(appLines, machLines...), resLines...) {
+	for _, l := range append(append(cp.appLines, cp.machLines...), cp.resLines...) {
 		b.WriteString(l + "\n")
 	}
-	machines := strings.Join(groupTerms, " <> ")
-	if len(resTerms) > 0 {
+	machines := strings.Join(cp.groupTerms, " <> ")
+	if len(cp.resTerms) > 0 {
 		var uses []string
-		for _, s := range syncs {
+		for _, s := range cp.syncs {
 			if strings.HasPrefix(s, "use") {
 				uses = append(uses, s)
 			}
 		}
-		machines = fmt.Sprintf("(%s) <%s> (%s)", machines, strings.Join(uses, ", "), strings.Join(resTerms, " <> "))
+		machines = fmt.Sprintf("(%s) <%s> (%s)", machines, strings.Join(uses, ", "), strings.Join(cp.resTerms, " <> "))
 	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(appTerms, " <> "), strings.Join(computes, ", "), machines)
-	m.Source = b.String()
-	return m
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(cp.appTerms, " <> "), strings.Join(cp.computes, ", "), machines)
+	cp.m.Source = b.String()
+	return cp.m
 }
 
 // firstOf is the action of a path's first prefix.

@@ -15,9 +15,9 @@ package ctmc
 // never involves two moving leaves, and pruning every other moving leaf
 // from the tree changes neither the existence nor the apparent rates of
 // one leaf's transitions. The entries are computed by evaluating such
-// pruned trees with Derive's own code (tables.go), and a leaf's entries
-// are the pruned tree's list less the list with every moving leaf pruned
-// (the base).
+// pruned trees with Derive's own code (tables.go: the tree with every
+// other leaf's gate closed), and a leaf's entries are the pruned tree's
+// list less the list with every moving leaf pruned (the base).
 type ContextTables struct {
 	// The moving leaves' entries by slot s*Size+c, s the leaf's local
 	// state and c the context state.
@@ -65,14 +65,14 @@ func (s *Structure) ContextTables() (*ContextTables, bool) {
 		return nil, false
 	}
 	b := newTableBuilder(s, ct.Context, ct.Size, true)
-	p := &pruner{tables: moving, nActions: len(s.Actions)}
-	base, ok := b.base(p.prune(root, nil))
+	tree := b.copyOf(root, moving, false, len(s.Actions))
+	base, ok := b.base(tree)
 	if !ok {
 		return nil, false
 	}
 	ct.BaseStart, ct.BaseAct, ct.BaseRate, ct.BaseTargetCtx, ct.BaseTotal = base.Start, base.Act, base.Rate, base.TargetCtx, base.Total
 	for _, l := range leaves {
-		if !b.addLeaf(&ct.LeafEntries, &ct.TargetCtx, l, p.prune(root, l), base) {
+		if !b.addLeaf(&ct.LeafEntries, &ct.TargetCtx, l, tree, base) {
 			return nil, false
 		}
 	}

@@ -30,8 +30,8 @@ type LeafTables struct {
 // reports with the state).
 //
 // Where the constant transitions are taken out of a leaf's list differs
-// from ContextTables: here they are pruned from the leaf's tree, there the
-// base entries are subtracted from its list. Subtracting would take out a
+// from ContextTables: here they are left out of the tree the leaves are
+// evaluated on, there the base entries are subtracted from its list. Subtracting would take out a
 // leaf's own self-loop that equals a constant transition (same action
 // after hiding, same rate, no move) in the constant's place, and so
 // reorder the leaf's entries, and with them a simulation's draws.
@@ -49,14 +49,14 @@ func (s *Structure) IndependentLeaves() (*LeafTables, bool) {
 		return nil, false
 	}
 	b := newTableBuilder(s, nil, 1, false)
-	base, ok := b.base((&pruner{tables: tables, nActions: len(s.Actions)}).prune(root, nil))
+	base, ok := b.base(b.copyOf(root, tables, false, len(s.Actions)))
 	if !ok {
 		return nil, false
 	}
 	lt := &LeafTables{ConstAct: base.Act, ConstRate: base.Rate}
-	trim := &pruner{tables: tables, trim: true, nActions: len(s.Actions)}
+	trimmed := b.copyOf(root, tables, true, len(s.Actions))
 	for _, l := range leaves {
-		if !b.addLeaf(&lt.LeafEntries, nil, l, trim.prune(root, l), nil) {
+		if !b.addLeaf(&lt.LeafEntries, nil, l, trimmed, nil) {
 			return nil, false
 		}
 	}

@@ -6,17 +6,18 @@ import "math"
 // where no transition moves two table leaves, a state's transitions are
 // some base entries, which no table leaf takes part in, and, for each
 // table leaf, the entries of its local state (in the state of the context
-// leaves, if any). Both kinds are built by one tableBuilder: for each table
-// leaf, in each of its local states and each context state, it evaluates
-// with Derive's own code a copy of the tree in which every other table
-// leaf is pruned (emptyNode), so that the rates are exactly Derive's, and
-// keeps the entries of that list that are the leaf's; the base entries
-// come from the copy with every table leaf pruned. The kinds differ in
-// which trees they accept (independent.go, context.go) and in how a
-// leaf's entries are told from the rest of its list: context tables take
-// the base entries of the context out of it; leaf tables prune the
-// constant transitions from the leaf's tree as well (pruner.trim), so its
-// list holds the leaf's entries alone, in the order they have always had.
+// leaves, if any). Both kinds are built by one tableBuilder: it copies the
+// tree once with every table leaf behind a gate (gateNode), and for each
+// table leaf, in each of its local states and each context state, it
+// evaluates the copy with that leaf's gate alone open, with Derive's own
+// code, so that the rates are exactly Derive's, and keeps the entries of
+// the list that are the leaf's; the base entries come from the copy with
+// every gate closed. The kinds differ in which trees they accept
+// (independent.go, context.go) and in how a leaf's entries are told from
+// the rest of its list: context tables take the base entries of the
+// context out of it; leaf tables leave the constant transitions out of
+// the copy the leaves are evaluated on (pruner.trim), so its list holds
+// the leaf's entries alone, in the order they have always had.
 
 // LeafEntries are the per-leaf part of leaf tables and context tables.
 // Entries of table leaf k in slot x are index i in [Start[k][x],
@@ -39,14 +40,24 @@ const (
 	maxEntries = 1 << 24
 )
 
-// emptyNode stands for a pruned leaf: it enables nothing.
+// emptyNode stands for a constant subtree left out: it enables nothing.
 type emptyNode struct{}
 
 func (emptyNode) eval([]uint64, *tlist, *evalError) {}
 
-func isEmpty(n node) bool {
-	_, ok := n.(emptyNode)
-	return ok
+// gateNode is a table leaf in a builder's copy of the tree: it enables the
+// leaf's transitions while the leaf is the builder's open one, nothing
+// otherwise.
+type gateNode struct {
+	leaf *Leaf
+	n    node
+	open **Leaf
+}
+
+func (g *gateNode) eval(state []uint64, out *tlist, e *evalError) {
+	if *g.open == g.leaf {
+		g.n.eval(state, out, e)
+	}
 }
 
 // tableLeaf is the table leaf n is, or nil: a leaf node, or a leaf of one
@@ -65,33 +76,23 @@ func tableLeaf(n node, tables map[*Leaf]bool) *Leaf {
 	return nil
 }
 
-// pruner copies a frozen tree with every table leaf but keep (nil: all of
-// them) replaced by an empty node. With trim, the copy also leaves out the
-// transitions no leaf takes part in: a constant subtree in a parallel
-// composition becomes empty, the constant side of a cooperation keeps its
-// shared transitions only (in order, so the joint transitions and their
-// apparent rates are the original's, bit for bit). Trimming is right only
-// where nothing but the table leaves moves (leaf tables).
+// pruner copies a frozen tree with every table leaf behind a gate that
+// *open opens. With trim, the copy also leaves out the transitions no
+// leaf takes part in: a constant subtree in a parallel composition
+// becomes empty, the constant side of a cooperation keeps its shared
+// transitions only (in order, so the joint transitions and their apparent
+// rates are the original's, bit for bit). Trimming is right only where
+// nothing but the table leaves moves (leaf tables).
 type pruner struct {
 	tables   map[*Leaf]bool
+	open     **Leaf
 	trim     bool
 	nActions int
-	trimmed  map[*constNode]*sharedSide // built once per side
 }
 
-// sharedSide is a constant side trimmed to its shared transitions, with
-// its grouping.
-type sharedSide struct {
-	node *constNode
-	g    grouping
-}
-
-func (p *pruner) prune(n node, keep *Leaf) node {
+func (p *pruner) prune(n node) node {
 	if l := tableLeaf(n, p.tables); l != nil {
-		if l != keep {
-			return emptyNode{}
-		}
-		return n
+		return &gateNode{leaf: l, n: n, open: p.open}
 	}
 	switch m := n.(type) {
 	case *constNode:
@@ -99,73 +100,58 @@ func (p *pruner) prune(n node, keep *Leaf) node {
 			return emptyNode{}
 		}
 	case *parNode:
-		// Empty kids are left out (they list nothing), and a composition
-		// of one kid is that kid.
-		var kids []node
-		for _, k := range m.kids {
-			if pk := p.prune(k, keep); !isEmpty(pk) {
-				kids = append(kids, pk)
-			}
-		}
-		switch len(kids) {
-		case 0:
-			return emptyNode{}
-		case 1:
-			return kids[0]
+		kids := make([]node, len(m.kids))
+		for i, k := range m.kids {
+			kids[i] = p.prune(k)
 		}
 		return &parNode{kids: kids}
 	case *hideNode:
-		return &hideNode{child: p.prune(m.child, keep), hidden: m.hidden, isHid: m.isHid}
+		return &hideNode{child: p.prune(m.child), hidden: m.hidden, isHid: m.isHid}
 	case *coopNode:
 		c := &coopNode{set: m.set, inSet: m.inSet}
 		c.bx.w, c.by.w = m.bx.w, m.by.w
-		c.x, c.gx = p.side(m.x, &m.gx, m.inSet, keep)
-		c.y, c.gy = p.side(m.y, &m.gy, m.inSet, keep)
+		c.x, c.gx = p.side(m.x, &m.gx, m.inSet)
+		c.y, c.gy = p.side(m.y, &m.gy, m.inSet)
 		return c
 	}
 	return n
 }
 
-// side prunes one side of a cooperation, with its grouping.
-func (p *pruner) side(n node, g *grouping, inSet []bool, keep *Leaf) (node, grouping) {
+// side copies one side of a cooperation, with its grouping: a constant
+// side keeps its constant grouping, a side whose list may change gets a
+// fresh one.
+func (p *pruner) side(n node, g *grouping, inSet []bool) (node, grouping) {
 	if c, ok := n.(*constNode); ok && p.trim && tableLeaf(c, p.tables) == nil {
-		s := p.sharedOf(c, inSet)
-		return s.node, s.g
+		return sharedOf(c, inSet, p.nActions)
 	}
-	pruned := p.prune(n, keep)
-	if isEmpty(pruned) {
-		// A fresh grouping: a constant one (of a pruned constant leaf)
-		// would point into the list the side no longer has.
-		var fresh grouping
-		fresh.init(p.nActions)
-		return pruned, fresh
+	pruned := p.prune(n)
+	if pruned == n {
+		return n, cloneGrouping(g)
 	}
-	return pruned, cloneGrouping(g)
+	var fresh grouping
+	fresh.init(p.nActions)
+	return pruned, fresh
 }
 
-// sharedOf is constant side c trimmed to the transitions of the set.
-func (p *pruner) sharedOf(c *constNode, inSet []bool) *sharedSide {
-	if s, ok := p.trimmed[c]; ok {
-		return s
-	}
-	s := &sharedSide{node: &constNode{orig: c.orig, list: tlist{w: c.list.w}}}
+// sharedOf is constant side c trimmed to the transitions of the set, with
+// its constant grouping.
+func sharedOf(c *constNode, inSet []bool, nActions int) (node, grouping) {
+	s := &constNode{orig: c.orig, list: tlist{w: c.list.w}}
 	for i := 0; i < c.list.len(); i++ {
 		if inSet[c.list.act[i]] {
-			s.node.list.copyFrom(&c.list, i)
+			s.list.copyFrom(&c.list, i)
 		}
 	}
-	s.g.init(p.nActions)
-	s.g.freezeConstant(&s.node.list, inSet)
-	if p.trimmed == nil {
-		p.trimmed = map[*constNode]*sharedSide{}
-	}
-	p.trimmed[c] = s
-	return s
+	var g grouping
+	g.init(nActions)
+	g.freezeConstant(&s.list, inSet)
+	return s, g
 }
 
-// tableBuilder evaluates pruned trees state by state and gathers their
-// entries into tables. A context state c is the mixed-radix number of the
-// context leaves' local states (the first leaf's digit lowest).
+// tableBuilder evaluates its copies of a tree (pruner) state by state and
+// gathers their entries into tables. A context state c is the mixed-radix
+// number of the context leaves' local states (the first leaf's digit
+// lowest); open is the table leaf whose gate is open.
 type tableBuilder struct {
 	w       int
 	context []*Leaf
@@ -178,6 +164,7 @@ type tableBuilder struct {
 	bounded bool
 	entries int
 
+	open          *Leaf
 	state, target []uint64
 	out           tlist
 }
@@ -187,10 +174,18 @@ func newTableBuilder(s *Structure, context []*Leaf, size int, bounded bool) *tab
 		state: make([]uint64, s.Words), target: make([]uint64, s.Words), out: tlist{w: s.Words}}
 }
 
-// eval lists the transitions of tree in context state c with leaf l (nil:
-// none) in local state ls. It reports false when some action is enabled
-// both actively and passively (no apparent rate).
+// copyOf is the builder's copy of root (pruner), the constant transitions
+// left out with trim.
+func (b *tableBuilder) copyOf(root node, tables map[*Leaf]bool, trim bool, nActions int) node {
+	return (&pruner{tables: tables, open: &b.open, trim: trim, nActions: nActions}).prune(root)
+}
+
+// eval lists the transitions of tree, a copy of the builder's, in
+// context state c with table leaf l (nil: none) open and in local state
+// ls. It reports false when some action is enabled both actively and
+// passively (no apparent rate).
 func (b *tableBuilder) eval(tree node, c int, l *Leaf, ls int) bool {
+	b.open = l
 	clear(b.state)
 	for _, cl := range b.context {
 		cl.SetLocal(b.state, c%cl.NumLocal)
@@ -252,8 +247,8 @@ type baseEntries struct {
 	lists     []map[entryKey]int
 }
 
-// base evaluates tree, in which every table leaf is pruned, in every
-// context state. It reports false if some entry is passive or of no
+// base evaluates tree, a copy of the builder's, with every gate closed in
+// every context state. It reports false if some entry is passive or of no
 // apparent rate.
 func (b *tableBuilder) base(tree node) (*baseEntries, bool) {
 	be := &baseEntries{Start: []int32{0}, lists: make([]map[entryKey]int, b.size)}
@@ -281,8 +276,8 @@ func (b *tableBuilder) base(tree node) (*baseEntries, bool) {
 }
 
 // addLeaf appends to t, and to targetCtx unless it is nil, the entries of
-// table leaf l, evaluating tree, in which l is the only table leaf, in
-// every slot: l's list less, when base is not nil, the base entries of the
+// table leaf l, evaluating tree, a copy of the builder's, with l's gate
+// alone open in every slot: l's list less, when base is not nil, the base entries of the
 // context, every one of which must be in it (else l blocks one: not a
 // shape the tables describe). It reports false if an entry of l is
 // passive or of no apparent rate, or the tables are past their bounds.

@@ -2,7 +2,9 @@ package passage
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 
 	"pepa/ctmc"
 	"pepa/internal/testing/testmodels"
@@ -31,6 +33,7 @@ func BenchmarkBuildKernel(b *testing.B) {
 		probs := benchProblems(b, c, all)
 		q := UniformizationRate(c, probs)
 		b.Run(map[bool]string{false: "one", true: "six"}[all], func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				if _, err := buildKernel(c, probs, q); err != nil {
 					b.Fatal(err)
@@ -47,6 +50,7 @@ func BenchmarkSolveHorizon(b *testing.B) {
 	for _, all := range []bool{false, true} {
 		probs := benchProblems(b, c, all)
 		b.Run(map[bool]string{false: "one", true: "six"}[all], func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				if _, err := Solve(context.Background(), c, probs, Options{Horizon: 30}); err != nil {
 					b.Fatal(err)
@@ -71,6 +75,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	for _, flat := range []bool{false, true} {
 		q := Query{TargetActions: testmodels.LastActions(24, 6)[5], Times: []float64{10, 20, 30}, Quantiles: []float64{0.5}, Flat: flat}
 		b.Run(map[bool]string{false: "decomposed", true: "flat"}[flat], func(b *testing.B) {
+			defer reportCPU(b, cpuTime())
 			for b.Loop() {
 				if _, err := Analyze(context.Background(), s, q, AnalyzeOptions{}); err != nil {
 					b.Fatal(err)
@@ -78,4 +83,19 @@ func BenchmarkAnalyze(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuTime is the process's processor time (all threads); reportCPU
+// reports it per op since c0: on a shared machine it says more than the
+// wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, c0 time.Duration) {
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

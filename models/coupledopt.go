@@ -291,9 +291,9 @@ func (g *groupEval) groupSolves() int { return g.solves }
 // mapping, when the move touches a machine some resource lists (only those
 // whose content changed are solved, the others come from the cache), and
 // the machines that stage nothing by machineSolver.
-func (g *groupEval) try(st *searchState, p *pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
+func (g *groupEval) try(st *searchState, p pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
 	o := g.o
-	na, nb := o.newSets(st, p, bufA, bufB)
+	na, nb := o.newSets(st, &p, bufA, bufB)
 	ps := append(g.ps[:0], st.ps...)
 	grouped := append(g.grouped[:0], st.grouped...)
 	g.ps, g.grouped = ps, grouped
@@ -325,13 +325,13 @@ func (g *groupEval) try(st *searchState, p *pendingMove, allowed func(float64) b
 	if !better(t1, t2, st.s1, st.s2) {
 		return false, nil
 	}
-	if ok, err := o.keepsMakespan(st, p, na, nb, allowed); err != nil || !ok {
+	if ok, err := o.keepsMakespan(st, &p, na, nb, allowed); err != nil || !ok {
 		return false, err
 	}
 	copy(st.ps, ps)
 	copy(st.grouped, grouped)
 	st.groupAll = groupAll
-	st.apply(p, na, nb, t1, t2)
+	st.apply(&p, na, nb, t1, t2)
 	return true, nil
 }
 

@@ -19,7 +19,7 @@ type evaluator interface {
 	groupFigures(alloc [][]int, ps []float64, grouped []bool) (float64, error)
 	// try evaluates move p on st and applies it if it improves st's score
 	// and keeps the makespan allowed; it reports whether it did.
-	try(st *searchState, p *pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error)
+	try(st *searchState, p pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error)
 	// candidate is alloc with the figures the other verbs give it
 	// (reported figures, not the search's).
 	candidate(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error)
@@ -122,14 +122,14 @@ func (machineEval) groupSolves() int                                         { r
 // else the one that gains work): if the move cannot improve even with the
 // other machine at probability 1, the second solve is not needed. The new
 // sets are built only if a cache lookup misses.
-func (m machineEval) try(st *searchState, p *pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
+func (m machineEval) try(st *searchState, p pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
 	o := m.o
 	var na, nb []int
 	built := false
 	build := func() {
 		if !built {
 			built = true
-			na, nb = o.newSets(st, p, bufA, bufB)
+			na, nb = o.newSets(st, &p, bufA, bufB)
 		}
 	}
 	first, second := p.jb, p.ja
@@ -174,11 +174,11 @@ func (m machineEval) try(st *searchState, p *pendingMove, allowed func(float64) 
 		return false, nil
 	}
 	build()
-	if ok, err := o.keepsMakespan(st, p, na, nb, allowed); err != nil || !ok {
+	if ok, err := o.keepsMakespan(st, &p, na, nb, allowed); err != nil || !ok {
 		st.ps[p.ja], st.ps[p.jb] = oa, ob
 		return false, err
 	}
-	st.apply(p, na, nb, t1, t2)
+	st.apply(&p, na, nb, t1, t2)
 	return true, nil
 }
 

@@ -740,7 +740,7 @@ func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bu
 		return false, nil
 	}
 	o.moves++
-	return o.eval.try(st, &p, allowed, bufA, bufB)
+	return o.eval.try(st, p, allowed, bufA, bufB)
 }
 
 // fullNeighbourhood is the largest number of moves and swaps searched in

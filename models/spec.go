@@ -1085,22 +1085,13 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 				return out
 			}
 		case raw[0] == '{':
-			var u struct {
-				Uniform []float64 `json:"uniform"`
-			}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&u); err != nil || len(u.Uniform) != 2 || !(u.Uniform[0] <= u.Uniform[1]) {
-				r.errorf(p, "%s: a range is written {\"uniform\": [a, b]} with a <= b", p)
-				return out
-			}
 			m := n
 			if m < 0 {
 				m = len(out[0])
 			}
-			vals = make([]float64, m)
-			for i := range vals {
-				vals[i] = u.Uniform[0] + (u.Uniform[1]-u.Uniform[0])*rng.Float64()
+			var ok bool
+			if vals, ok = r.uniformValues(p, raw, m, rng); !ok {
+				return out
 			}
 		default:
 			var x float64
@@ -1128,19 +1119,44 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 			r.errorf(p, "%s has %d values, %d are needed", p, len(vals), want)
 			return out
 		}
-		for i, x := range vals {
-			switch {
-			case math.IsNaN(x) || math.IsInf(x, 0):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is not a finite number", p, i+1)
-			case availability && !(x > 0 && x <= 1):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "availability %g of machine %d is outside (0, 1]", x, i+1)
-			case !availability && !(x > 0):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is %g: it must be positive", p, i+1, x)
-			}
-		}
+		r.checkValues(p, vals, availability)
 		out[k] = vals
 	}
 	return out
+}
+
+// uniformValues draws m values from rng uniformly in the range raw gives,
+// {"uniform": [a, b]} (at path p), or reports it and returns false.
+func (r *resolver) uniformValues(p string, raw []byte, m int, rng *rand.Rand) ([]float64, bool) {
+	var u struct {
+		Uniform []float64 `json:"uniform"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil || len(u.Uniform) != 2 || !(u.Uniform[0] <= u.Uniform[1]) {
+		r.errorf(p, "%s: a range is written {\"uniform\": [a, b]} with a <= b", p)
+		return nil, false
+	}
+	vals := make([]float64, m)
+	for i := range vals {
+		vals[i] = u.Uniform[0] + (u.Uniform[1]-u.Uniform[0])*rng.Float64()
+	}
+	return vals, true
+}
+
+// checkValues reports every value at p that is not finite, or not
+// positive, or (availability) outside (0, 1].
+func (r *resolver) checkValues(p string, vals []float64, availability bool) {
+	for i, x := range vals {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is not a finite number", p, i+1)
+		case availability && !(x > 0 && x <= 1):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "availability %g of machine %d is outside (0, 1]", x, i+1)
+		case !availability && !(x > 0):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is %g: it must be positive", p, i+1, x)
+		}
+	}
 }
 
 // readETC reads the ETC file of etc_csv (relative to the specification):

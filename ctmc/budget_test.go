@@ -23,7 +23,7 @@ func budgetAbove(extra int64) *membudget.Budget {
 	return &membudget.Budget{Limit: int64(s[0].Value.Uint64()-s[1].Value.Uint64()) + extra, Source: membudget.Source{Name: "a test"}}
 }
 
-func compileSource(t *testing.T, src string) *Structure {
+func compileSource(t testing.TB, src string) *Structure {
 	t.Helper()
 	m, diags := lang.Load("t.pepa", []byte(src))
 	if diags.HasErrors() {

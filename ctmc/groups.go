@@ -98,33 +98,7 @@ const FinishedState = "finished"
 // leaves perform (a group of a model of thousands of actions then sizes
 // its per-action tables by its own few): translate with ActionsFrom.
 func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure, map[*Leaf]*Leaf, error) {
-	keep := map[*Leaf]bool{}
-	if moving == nil {
-		for _, l := range s.Leaves {
-			keep[l] = true
-		}
-	} else {
-		alpha := map[int32]bool{}
-		for _, l := range moving {
-			keep[l] = true
-			for _, a := range leafActions(l) {
-				if a != TauAction {
-					alpha[a] = true
-				}
-			}
-		}
-		for _, l := range s.Leaves {
-			if !isInert(l) {
-				continue
-			}
-			for _, a := range leafActions(l) {
-				if alpha[a] {
-					keep[l] = true
-					break
-				}
-			}
-		}
-	}
+	keep := s.keptLeaves(moving)
 	for l := range stop {
 		if !keep[l] {
 			continue // another group's machine
@@ -134,132 +108,11 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 		}
 	}
 	sub := &Structure{Actions: s.Actions, actionID: s.actionID, file: s.file, maxStates: s.maxStates}
-	// remap is nil (s's ids) or an action's id in the sub-model (-1: no
-	// kept leaf performs it).
-	var remap []int32
+	r := &restriction{sub: sub, keep: keep, stop: stop, mapping: map[*Leaf]*Leaf{}}
 	if moving != nil {
-		remap = make([]int32, len(s.Actions))
-		for i := range remap {
-			remap[i] = -1
-		}
-		remap[TauAction] = TauAction
-		for _, l := range s.Leaves {
-			if keep[l] {
-				for _, a := range leafActions(l) {
-					remap[a] = 0 // used; numbered below, in s's order
-				}
-				if l.Comp != nil {
-					for _, ts := range l.Comp.trans {
-						for _, t := range ts {
-							remap[t.action] = 0
-						}
-					}
-				}
-			}
-		}
-		sub.Actions = []string{s.Actions[TauAction]}
-		sub.actionID = map[string]int32{s.Actions[TauAction]: TauAction}
-		for a := range remap {
-			if a != TauAction && remap[a] == 0 {
-				remap[a] = int32(len(sub.Actions))
-				sub.actionID[s.Actions[a]] = remap[a]
-				sub.Actions = append(sub.Actions, s.Actions[a])
-			}
-		}
+		r.remap = s.ownActions(sub, keep)
 	}
-	set := func(m map[int32]bool) map[int32]bool {
-		if remap == nil {
-			return m
-		}
-		out := map[int32]bool{}
-		for a, ok := range m {
-			if ok && remap[a] >= 0 {
-				out[remap[a]] = true
-			}
-		}
-		return out
-	}
-	mapping := map[*Leaf]*Leaf{}
-	var copyNode func(n node) node
-	copyNode = func(n node) node {
-		switch m := n.(type) {
-		case *constNode:
-			return copyNode(m.orig)
-		case *leafNode:
-			if !keep[m.leaf] {
-				return nil
-			}
-			nl := copyLeaf(m.leaf, stop[m.leaf], remap)
-			mapping[m.leaf] = nl
-			sub.Leaves = append(sub.Leaves, nl)
-			sub.Aggregated = sub.Aggregated || nl.Counts != nil
-			return &leafNode{leaf: nl}
-		case *parNode:
-			var kids []node
-			for _, k := range m.kids {
-				if c := copyNode(k); c != nil {
-					kids = append(kids, c)
-				}
-			}
-			switch len(kids) {
-			case 0:
-				return nil
-			case 1:
-				return kids[0]
-			}
-			return &parNode{kids: kids}
-		case *hideNode:
-			c := copyNode(m.child)
-			if c == nil {
-				return nil
-			}
-			return &hideNode{child: c, hidden: set(m.hidden)}
-		case *coopNode:
-			x, y := copyNode(m.x), copyNode(m.y)
-			mset := set(m.set)
-			switch {
-			case x == nil && y == nil:
-				return nil
-			case x == nil || y == nil:
-				kept := x
-				if kept == nil {
-					kept = y
-				}
-				// The removed side performed none of the kept side's
-				// actions: those in the set stay blocked, by an empty
-				// side, and the rest pass as before.
-				blocks := false
-				for a := range alphabet(kept) {
-					blocks = blocks || mset[a]
-				}
-				if !blocks {
-					return kept
-				}
-				if x == nil {
-					x = &parNode{}
-				} else {
-					y = &parNode{}
-				}
-			}
-			return &coopNode{x: x, y: y, set: mset}
-		case *multiCoopNode:
-			kids := make([]node, len(m.kids))
-			any := false
-			for i, k := range m.kids {
-				if kids[i] = copyNode(k); kids[i] != nil {
-					any = true
-				} else {
-					kids[i] = &parNode{} // enables nothing: blocks the set, as the removed kid did for the kept ones
-				}
-			}
-			if !any {
-				return nil
-			}
-			return &multiCoopNode{kids: kids, set: set(m.set)}
-		}
-		panic(fmt.Sprintf("ctmc: Restrict meets node %T", n))
-	}
-	root := copyNode(s.root)
+	root := r.copy(s.root)
 	if root == nil {
 		root = &parNode{}
 	}
@@ -267,7 +120,187 @@ func (s *Structure) Restrict(moving []*Leaf, stop map[*Leaf][]int32) (*Structure
 	if err := sub.pack(); err != nil {
 		return nil, nil, err
 	}
-	return sub, mapping, nil
+	return sub, r.mapping, nil
+}
+
+// keptLeaves are the leaves Restrict keeps: the moving ones and the inert
+// ones that perform an action of theirs (tau aside); all of them if
+// moving is nil.
+func (s *Structure) keptLeaves(moving []*Leaf) map[*Leaf]bool {
+	keep := map[*Leaf]bool{}
+	if moving == nil {
+		for _, l := range s.Leaves {
+			keep[l] = true
+		}
+		return keep
+	}
+	alpha := map[int32]bool{}
+	for _, l := range moving {
+		keep[l] = true
+		for _, a := range leafActions(l) {
+			if a != TauAction {
+				alpha[a] = true
+			}
+		}
+	}
+	for _, l := range s.Leaves {
+		if !isInert(l) {
+			continue
+		}
+		for _, a := range leafActions(l) {
+			if alpha[a] {
+				keep[l] = true
+				break
+			}
+		}
+	}
+	return keep
+}
+
+// ownActions gives sub an action table of its own, the actions the kept
+// leaves perform in s's order (tau first), and returns the map from s's
+// action ids to sub's (-1: no kept leaf performs it).
+func (s *Structure) ownActions(sub *Structure, keep map[*Leaf]bool) []int32 {
+	remap := make([]int32, len(s.Actions))
+	for i := range remap {
+		remap[i] = -1
+	}
+	remap[TauAction] = TauAction
+	for _, l := range s.Leaves {
+		if keep[l] {
+			for _, a := range leafActions(l) {
+				remap[a] = 0 // used; numbered below, in s's order
+			}
+			if l.Comp != nil {
+				for _, ts := range l.Comp.trans {
+					for _, t := range ts {
+						remap[t.action] = 0
+					}
+				}
+			}
+		}
+	}
+	sub.Actions = []string{s.Actions[TauAction]}
+	sub.actionID = map[string]int32{s.Actions[TauAction]: TauAction}
+	for a := range remap {
+		if a != TauAction && remap[a] == 0 {
+			remap[a] = int32(len(sub.Actions))
+			sub.actionID[s.Actions[a]] = remap[a]
+			sub.Actions = append(sub.Actions, s.Actions[a])
+		}
+	}
+	return remap
+}
+
+// restriction copies a compiled tree into a sub-model (Restrict), keeping
+// the leaves of keep (stopped as stop says) and translating action ids by
+// remap (nil: the same ids).
+type restriction struct {
+	sub     *Structure
+	keep    map[*Leaf]bool
+	stop    map[*Leaf][]int32
+	remap   []int32
+	mapping map[*Leaf]*Leaf // s's kept leaves to sub's
+}
+
+// set is an action set in sub's ids, the actions no kept leaf performs
+// left out.
+func (r *restriction) set(m map[int32]bool) map[int32]bool {
+	if r.remap == nil {
+		return m
+	}
+	out := map[int32]bool{}
+	for a, ok := range m {
+		if ok && r.remap[a] >= 0 {
+			out[r.remap[a]] = true
+		}
+	}
+	return out
+}
+
+// copy is n's copy in sub, or nil if nothing of it is kept.
+func (r *restriction) copy(n node) node {
+	switch m := n.(type) {
+	case *constNode:
+		return r.copy(m.orig)
+	case *leafNode:
+		if !r.keep[m.leaf] {
+			return nil
+		}
+		nl := copyLeaf(m.leaf, r.stop[m.leaf], r.remap)
+		r.mapping[m.leaf] = nl
+		r.sub.Leaves = append(r.sub.Leaves, nl)
+		r.sub.Aggregated = r.sub.Aggregated || nl.Counts != nil
+		return &leafNode{leaf: nl}
+	case *parNode:
+		var kids []node
+		for _, k := range m.kids {
+			if c := r.copy(k); c != nil {
+				kids = append(kids, c)
+			}
+		}
+		switch len(kids) {
+		case 0:
+			return nil
+		case 1:
+			return kids[0]
+		}
+		return &parNode{kids: kids}
+	case *hideNode:
+		c := r.copy(m.child)
+		if c == nil {
+			return nil
+		}
+		return &hideNode{child: c, hidden: r.set(m.hidden)}
+	case *coopNode:
+		return r.copyCoop(m)
+	case *multiCoopNode:
+		kids := make([]node, len(m.kids))
+		any := false
+		for i, k := range m.kids {
+			if kids[i] = r.copy(k); kids[i] != nil {
+				any = true
+			} else {
+				kids[i] = &parNode{} // enables nothing: blocks the set, as the removed kid did for the kept ones
+			}
+		}
+		if !any {
+			return nil
+		}
+		return &multiCoopNode{kids: kids, set: r.set(m.set)}
+	}
+	panic(fmt.Sprintf("ctmc: Restrict meets node %T", n))
+}
+
+// copyCoop copies a cooperation. With one side removed, the removed side
+// performed none of the kept side's actions: those in the set stay
+// blocked, by an empty side, and the rest pass as before (the kept side
+// alone, if the set blocks none of its actions).
+func (r *restriction) copyCoop(m *coopNode) node {
+	x, y := r.copy(m.x), r.copy(m.y)
+	mset := r.set(m.set)
+	switch {
+	case x == nil && y == nil:
+		return nil
+	case x == nil || y == nil:
+		kept := x
+		if kept == nil {
+			kept = y
+		}
+		blocks := false
+		for a := range alphabet(kept) {
+			blocks = blocks || mset[a]
+		}
+		if !blocks {
+			return kept
+		}
+		if x == nil {
+			x = &parNode{}
+		} else {
+			y = &parNode{}
+		}
+	}
+	return &coopNode{x: x, y: y, set: mset}
 }
 
 // copyLeaf returns a copy of l with its own place in a packed state (set

@@ -12,19 +12,13 @@ package ctmc
 // composition of leaves (the machines) in which each action of the
 // cooperation set is performed by at most one leaf, or a parallel
 // composition of leaves (or constant subtrees) alone. The entries are
-// computed by the same evaluation code as Derive, on a tree holding the
-// constant side and one leaf; with at most one leaf performing each shared
-// action, that leaf's apparent rate is the whole side's, so the rates are
-// exactly Derive's.
+// computed by the same evaluation code as Derive (tables.go), on a tree
+// holding the shared transitions of the constant side and one leaf; with
+// at most one leaf performing each shared action, that leaf's apparent
+// rate is the whole side's, so the rates are exactly Derive's.
 type LeafTables struct {
-	Leaves []*Leaf
-	// Entries of leaf k in local state s are Act[k][i], Rate[k][i],
-	// Target[k][i] (leaf-local target) for i in [Start[k][s], Start[k][s+1]).
-	Start  [][]int32
-	Act    [][]int32
-	Rate   [][]float64
-	Target [][]int32
-	Total  [][]float64 // Total[k][s]: the sum of the rates of leaf k's entries in s
+	// Entries of leaf k in local state s are those of slot s.
+	LeafEntries
 	// Constant transitions are enabled in every state and move nothing.
 	ConstAct  []int32
 	ConstRate []float64
@@ -34,190 +28,96 @@ type LeafTables struct {
 // its shape is not one that they describe exactly (or some entry would be
 // passive or of undefined apparent rate, which the general evaluation
 // reports with the state).
+//
+// Where the constant transitions are taken out of a leaf's list differs
+// from ContextTables: here they are left out of the tree the leaves are
+// evaluated on, there the base entries are subtracted from its list. Subtracting would take out a
+// leaf's own self-loop that equals a constant transition (same action
+// after hiding, same rate, no move) in the constant's place, and so
+// reorder the leaf's entries, and with them a simulation's draws.
 func (s *Structure) IndependentLeaves() (*LeafTables, bool) {
 	root := s.exploreRoot()
-	var hides []*hideNode
+	leaves, ok := independentShape(root)
+	if !ok {
+		return nil, false
+	}
+	tables := map[*Leaf]bool{}
+	for _, l := range leaves {
+		tables[l] = true
+	}
+	if _, ok := performers(root, tables); !ok {
+		return nil, false
+	}
+	b := newTableBuilder(s, nil, 1, false)
+	base, ok := b.base(b.copyOf(root, tables, false, len(s.Actions)))
+	if !ok {
+		return nil, false
+	}
+	lt := &LeafTables{ConstAct: base.Act, ConstRate: base.Rate}
+	trimmed := b.copyOf(root, tables, true, len(s.Actions))
+	for _, l := range leaves {
+		if !b.addLeaf(&lt.LeafEntries, nil, l, trimmed, nil) {
+			return nil, false
+		}
+	}
+	return lt, true
+}
+
+// independentShape returns the table leaves of a tree of a shape leaf
+// tables describe (below its hidings: a constant subtree cooperating with
+// a parallel composition of leaves, or a parallel composition of leaves
+// and constant subtrees), or false. A leaf of one local state, frozen as
+// constant, is a table leaf on the cooperating side (a machine with one
+// application), a constant transition of the model elsewhere.
+func independentShape(root node) ([]*Leaf, bool) {
 	for {
 		h, ok := root.(*hideNode)
 		if !ok {
 			break
 		}
-		hides = append(hides, h)
 		root = h.child
 	}
-	rename := func(a int32) int32 {
-		for i := len(hides) - 1; i >= 0; i-- {
-			if hides[i].isHid[a] {
-				a = TauAction
-			}
-		}
-		return a
-	}
-	lt := &LeafTables{}
-	var co *coopNode
 	var moving node
-	constFirst := false
+	cooperating := false
 	switch r := root.(type) {
 	case *coopNode:
-		cx, isCX := r.x.(*constNode)
-		cy, isCY := r.y.(*constNode)
+		_, isCX := r.x.(*constNode)
+		_, isCY := r.y.(*constNode)
 		switch {
 		case isCX:
-			co, moving, constFirst = r, r.y, true
-			for i := 0; i < cx.list.len(); i++ {
-				if !r.inSet[cx.list.act[i]] {
-					if cx.list.pas[i] {
-						return nil, false
-					}
-					lt.ConstAct = append(lt.ConstAct, rename(cx.list.act[i]))
-					lt.ConstRate = append(lt.ConstRate, cx.list.rate[i])
-				}
-			}
+			moving = r.y
 		case isCY:
-			co, moving = r, r.x
-			for i := 0; i < cy.list.len(); i++ {
-				if !r.inSet[cy.list.act[i]] {
-					if cy.list.pas[i] {
-						return nil, false
-					}
-					lt.ConstAct = append(lt.ConstAct, rename(cy.list.act[i]))
-					lt.ConstRate = append(lt.ConstRate, cy.list.rate[i])
-				}
-			}
+			moving = r.x
 		default:
 			return nil, false
 		}
+		cooperating = true
 	case *parNode, *leafNode, *constNode:
 		moving = r
 	default:
 		return nil, false
 	}
-	var kids []node
-	switch m := moving.(type) {
-	case *parNode:
-		kids = m.kids
-	default:
-		kids = []node{m}
+	kids := []node{moving}
+	if p, ok := moving.(*parNode); ok {
+		kids = p.kids
 	}
+	var leaves []*Leaf
 	for _, k := range kids {
 		switch k := k.(type) {
 		case *leafNode:
-			lt.Leaves = append(lt.Leaves, k.leaf)
+			leaves = append(leaves, k.leaf)
 		case *constNode:
-			if lf, ok := k.orig.(*leafNode); ok && co != nil {
-				// A leaf with one local state (a machine with one
-				// application), frozen as constant: still a leaf here.
-				lt.Leaves = append(lt.Leaves, lf.leaf)
-				continue
+			if !cooperating {
+				continue // constant transitions
 			}
-			if co != nil {
+			lf, ok := k.orig.(*leafNode)
+			if !ok {
 				return nil, false // its actions might be shared: not described here
 			}
-			for i := 0; i < k.list.len(); i++ {
-				if k.list.pas[i] {
-					return nil, false
-				}
-				lt.ConstAct = append(lt.ConstAct, rename(k.list.act[i]))
-				lt.ConstRate = append(lt.ConstRate, k.list.rate[i])
-			}
+			leaves = append(leaves, lf.leaf)
 		default:
 			return nil, false
 		}
 	}
-	if co != nil {
-		performers := map[int32]int{}
-		for _, l := range lt.Leaves {
-			seen := map[int32]bool{}
-			for _, ts := range l.trans {
-				for _, t := range ts {
-					if co.inSet[t.action] && !seen[t.action] {
-						seen[t.action] = true
-						performers[t.action]++
-					}
-				}
-			}
-		}
-		for _, n := range performers {
-			if n > 1 {
-				return nil, false
-			}
-		}
-	}
-	state := make([]uint64, s.Words)
-	out := &tlist{w: s.Words}
-	for _, l := range lt.Leaves {
-		// A tree of the constant side and this leaf alone, evaluated with
-		// the cooperation's own code.
-		var mini node = &leafNode{leaf: l}
-		if co != nil {
-			c := &coopNode{set: co.set, inSet: co.inSet}
-			c.bx.w, c.by.w = s.Words, s.Words
-			if constFirst {
-				c.x, c.y = co.x, mini
-				c.gx = co.gx
-				c.gy.init(len(s.Actions))
-			} else {
-				c.x, c.y = mini, co.y
-				c.gy = co.gy
-				c.gx.init(len(s.Actions))
-			}
-			mini = c
-		}
-		start := []int32{0}
-		var acts, targets []int32
-		var rates, totals []float64
-		for ls := 0; ls < l.NumLocal; ls++ {
-			clear(state)
-			l.SetLocal(state, ls)
-			out.reset()
-			var e evalError
-			mini.eval(state, out, &e)
-			if e.mixed {
-				return nil, false
-			}
-			// Skip the constant side's unshared transitions: first when it
-			// is x, after the leaf's unshared ones when it is y.
-			skipFrom, skipTo := 0, 0
-			if co != nil {
-				if constFirst {
-					skipTo = len(lt.ConstAct)
-				} else {
-					for _, t := range l.trans[ls] {
-						if !co.inSet[t.action] {
-							skipFrom++
-						}
-					}
-					skipTo = skipFrom + len(lt.ConstAct)
-				}
-			}
-			total := 0.0
-			for i := 0; i < out.len(); i++ {
-				if i >= skipFrom && i < skipTo {
-					continue
-				}
-				if out.pas[i] {
-					return nil, false
-				}
-				for w := range state {
-					state[w] += out.delta[i*s.Words+w]
-				}
-				target := l.Local(state)
-				for w := range state {
-					state[w] -= out.delta[i*s.Words+w]
-				}
-				acts = append(acts, rename(out.act[i]))
-				rates = append(rates, out.rate[i])
-				targets = append(targets, int32(target))
-				total += out.rate[i]
-			}
-			start = append(start, int32(len(acts)))
-			totals = append(totals, total)
-		}
-		lt.Start = append(lt.Start, start)
-		lt.Act = append(lt.Act, acts)
-		lt.Rate = append(lt.Rate, rates)
-		lt.Target = append(lt.Target, targets)
-		lt.Total = append(lt.Total, totals)
-	}
-	return lt, true
+	return leaves, true
 }

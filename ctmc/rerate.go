@@ -49,7 +49,6 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 		return nil, fmt.Errorf("%w: %v", ErrStructureChanged, err)
 	}
 	out := &Chain{S: s, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Deadlocks: c.Deadlocks}
-	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates))
 	// One pass on every core gives each transition its new rate twice
 	// over: (1) by c's rate index, in a table of new values per old index,
 	// kept when no old index gets two new values (the arrays stay shared);
@@ -57,158 +56,203 @@ func Rerate(ctx context.Context, c *Chain, s *Structure) (*Chain, error) {
 	// direct-mapped cache per worker before the shared table), kept when
 	// (1) is not; past 65,536 distinct rates, (3) the rates themselves, in
 	// a second pass.
-	type local struct {
-		table []float64 // new value by old index
-		set   []bool
-		clash bool
-	}
-	locals := make([]local, len(workers))
-	shared := c.RateIndex != nil
-	if shared {
-		for k := range locals {
-			locals[k] = local{table: make([]float64, len(c.RateTable)), set: make([]bool, len(c.RateTable))}
+	r := &rerater{ctx: ctx, c: c, workers: s.explorers(runtime.GOMAXPROCS(0), transitionLimit(s.maxStates)),
+		shared: c.RateIndex != nil, fresh: freshRates{index: map[uint64]uint16{}}, freshIdx: make([]uint16, len(c.Col))}
+	r.locals = make([]rerateLocal, len(r.workers))
+	if r.shared {
+		for k := range r.locals {
+			r.locals[k] = rerateLocal{table: make([]float64, len(c.RateTable)), set: make([]bool, len(c.RateTable))}
 		}
 	}
-	// The fresh table: index by rate, under freshMu.
-	var (
-		freshMu    sync.Mutex
-		freshIndex = map[uint64]uint16{}
-		freshTable []float64
-		freshFull  bool
-	)
-	intern := func(r float64) (uint16, bool) {
-		freshMu.Lock()
-		defer freshMu.Unlock()
-		bits := math.Float64bits(r)
-		if idx, ok := freshIndex[bits]; ok {
-			return idx, true
-		}
-		if freshFull || len(freshTable) == rateTableLimit {
-			freshFull = true
-			return 0, false
-		}
-		idx := uint16(len(freshTable))
-		freshIndex[bits] = idx
-		freshTable = append(freshTable, r)
-		return idx, true
-	}
-	freshIdx := make([]uint16, len(c.Col))
-	var rates []float64 // (3)
-	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int64
-	)
-	pass := func() error {
-		next = 0
-		var wg sync.WaitGroup
-		take := func() (int, int, bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			if firstErr != nil || next >= int64(c.N) || ctx.Err() != nil {
-				return 0, 0, false
-			}
-			lo := int(next)
-			next = min(next+rerateChunk, int64(c.N))
-			return lo, int(next), true
-		}
-		for k, x := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				loc := &locals[k]
-				clear(x.rateIdx[:])
-				for {
-					lo, hi, ok := take()
-					if !ok {
-						return
-					}
-					for i := lo; i < hi; i++ {
-						keep, err := x.rerow(c, i)
-						if err != nil {
-							mu.Lock()
-							if firstErr == nil {
-								firstErr = err
-							}
-							mu.Unlock()
-							return
-						}
-						for n, kk := range keep {
-							e, r := c.RowPtr[i]+int64(n), x.out.rate[kk]
-							if rates != nil {
-								rates[e] = r
-								continue
-							}
-							if shared {
-								idx := c.RateIndex[e]
-								if !loc.set[idx] {
-									loc.table[idx], loc.set[idx] = r, true
-								} else if loc.table[idx] != r {
-									loc.clash = true
-								}
-							}
-							bits := math.Float64bits(r)
-							slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
-							if x.rateIdx[slot] == 0 || x.rateKey[slot] != bits {
-								idx, ok := intern(r)
-								if !ok {
-									continue // full: the rates are listed in a second pass
-								}
-								x.rateKey[slot], x.rateIdx[slot] = bits, int32(idx)+1
-							}
-							freshIdx[e] = uint16(x.rateIdx[slot] - 1)
-						}
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return firstErr
-	}
-	if err := pass(); err != nil {
+	if err := r.pass(); err != nil {
 		return nil, err
 	}
-	if shared {
-		table := make([]float64, len(c.RateTable))
-		set := make([]bool, len(c.RateTable))
-		clash := false
-		for _, loc := range locals {
-			clash = clash || loc.clash
-			for idx, ok := range loc.set {
-				switch {
-				case !ok:
-				case !set[idx]:
-					table[idx], set[idx] = loc.table[idx], true
-				case table[idx] != loc.table[idx]:
-					clash = true
-				}
-			}
-		}
-		if !clash {
-			// An index no transition uses keeps its old value (there is
-			// none in a derived chain; a chain built by hand may have one).
-			for idx, ok := range set {
-				if !ok {
-					table[idx] = c.RateTable[idx]
-				}
-			}
+	if r.shared {
+		if table, ok := r.sharedTable(); ok {
 			out.RateIndex, out.RateTable = c.RateIndex, table
 			return out, nil
 		}
 	}
-	if !freshFull {
-		out.RateIndex, out.RateTable = freshIdx, freshTable
+	if !r.fresh.full {
+		out.RateIndex, out.RateTable = r.freshIdx, r.fresh.table
 		return out, nil
 	}
-	rates, shared, freshIdx = make([]float64, len(c.Col)), false, nil
-	if err := pass(); err != nil {
+	r.rates, r.shared, r.freshIdx = make([]float64, len(c.Col)), false, nil
+	if err := r.pass(); err != nil {
 		return nil, err
 	}
-	out.Rates = rates
+	out.Rates = r.rates
 	return out, nil
+}
+
+// rerater is Rerate's state: the workers, the new rates in the three
+// forms (by c's indices per worker, by fresh indices, or as values) and
+// the states handed out.
+type rerater struct {
+	ctx     context.Context
+	c       *Chain
+	workers []*explorer
+	// (1) per worker: new values by c's rate index, if shared.
+	shared bool
+	locals []rerateLocal
+	// (2) fresh indices per transition, into fresh.
+	fresh    freshRates
+	freshIdx []uint16
+	// (3) the rates themselves, in the second pass (nil in the first).
+	rates []float64
+
+	mu       sync.Mutex
+	firstErr error
+	next     int64
+}
+
+// rerateLocal is one worker's table of new values by c's rate index; clash
+// is set when an index gets two values.
+type rerateLocal struct {
+	table []float64
+	set   []bool
+	clash bool
+}
+
+// freshRates is the fresh rate table, indexed by rate, under mu.
+type freshRates struct {
+	mu    sync.Mutex
+	index map[uint64]uint16
+	table []float64
+	full  bool // past rateTableLimit rates
+}
+
+// intern is r's index in the table, or false when the table is full.
+func (f *freshRates) intern(r float64) (uint16, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	bits := math.Float64bits(r)
+	if idx, ok := f.index[bits]; ok {
+		return idx, true
+	}
+	if f.full || len(f.table) == rateTableLimit {
+		f.full = true
+		return 0, false
+	}
+	idx := uint16(len(f.table))
+	f.index[bits] = idx
+	f.table = append(f.table, r)
+	return idx, true
+}
+
+// pass rerates every state on every worker, rerateChunk states at a time.
+func (r *rerater) pass() error {
+	r.next = 0
+	var wg sync.WaitGroup
+	for k, x := range r.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clear(x.rateIdx[:])
+			for {
+				lo, hi, ok := r.take()
+				if !ok {
+					return
+				}
+				if err := r.rerateRows(x, &r.locals[k], lo, hi); err != nil {
+					r.mu.Lock()
+					if r.firstErr == nil {
+						r.firstErr = err
+					}
+					r.mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	return r.firstErr
+}
+
+// take hands out the next chunk of states, or false when there is none
+// left or the pass must stop.
+func (r *rerater) take() (int, int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.firstErr != nil || r.next >= int64(r.c.N) || r.ctx.Err() != nil {
+		return 0, 0, false
+	}
+	lo := int(r.next)
+	r.next = min(r.next+rerateChunk, int64(r.c.N))
+	return lo, int(r.next), true
+}
+
+// rerateRows evaluates states lo to hi-1 on explorer x and records each
+// transition's new rate: as a value in the second pass, else by c's index
+// (in loc) and by a fresh index (a direct-mapped cache of the explorer's
+// before the shared table).
+func (r *rerater) rerateRows(x *explorer, loc *rerateLocal, lo, hi int) error {
+	c := r.c
+	for i := lo; i < hi; i++ {
+		keep, err := x.rerow(c, i)
+		if err != nil {
+			return err
+		}
+		for n, kk := range keep {
+			e, rate := c.RowPtr[i]+int64(n), x.out.rate[kk]
+			if r.rates != nil {
+				r.rates[e] = rate
+				continue
+			}
+			if r.shared {
+				idx := c.RateIndex[e]
+				if !loc.set[idx] {
+					loc.table[idx], loc.set[idx] = rate, true
+				} else if loc.table[idx] != rate {
+					loc.clash = true
+				}
+			}
+			bits := math.Float64bits(rate)
+			slot := (bits * 0x9E3779B97F4A7C15) >> (64 - 12)
+			if x.rateIdx[slot] == 0 || x.rateKey[slot] != bits {
+				idx, ok := r.fresh.intern(rate)
+				if !ok {
+					continue // full: the rates are listed in a second pass
+				}
+				x.rateKey[slot], x.rateIdx[slot] = bits, int32(idx)+1
+			}
+			r.freshIdx[e] = uint16(x.rateIdx[slot] - 1)
+		}
+	}
+	return nil
+}
+
+// sharedTable merges the workers' tables by c's rate index: the new rate
+// table for c's indices, or false when an index got two values.
+func (r *rerater) sharedTable() ([]float64, bool) {
+	c := r.c
+	table := make([]float64, len(c.RateTable))
+	set := make([]bool, len(c.RateTable))
+	for _, loc := range r.locals {
+		if loc.clash {
+			return nil, false
+		}
+		for idx, ok := range loc.set {
+			switch {
+			case !ok:
+			case !set[idx]:
+				table[idx], set[idx] = loc.table[idx], true
+			case table[idx] != loc.table[idx]:
+				return nil, false
+			}
+		}
+	}
+	// An index no transition uses keeps its old value (there is none in
+	// a derived chain; a chain built by hand may have one).
+	for idx, ok := range set {
+		if !ok {
+			table[idx] = c.RateTable[idx]
+		}
+	}
+	return table, true
 }
 
 // rerow evaluates state i of c on the explorer's tree, merges its

@@ -191,13 +191,19 @@ func phaseProgress(ctx context.Context, o *Owner, phases []float64, t float64) (
 			v, next = next, v
 		}
 	}
-	done := make([]float64, L+1)
+	return atLeast(acc), nil
+}
+
+// atLeast turns P(exactly i phases done), i = 0..L, into P(at least i
+// done), summed from the largest i down.
+func atLeast(acc []float64) []float64 {
+	done := make([]float64, len(acc))
 	tail := 0.0
-	for i := L; i >= 0; i-- {
+	for i := len(acc) - 1; i >= 0; i-- {
 		tail += acc[i]
 		done[i] = tail
 	}
-	return done, nil
+	return done
 }
 
 // upperBound is the fastest-share bound on the objective over all
@@ -277,7 +283,7 @@ func (o *optimizer) subsetBound(subset []int, floor float64) (float64, error) {
 	// (coupled machines' finishing times are dependent), but it is at
 	// most min_j P_j, which the count bound below bounds (P_j <= B_j(c_j)
 	// still: a transfer only delays a machine).
-	if o.opt.Objective != "joint" || o.coupled != nil {
+	if o.opt.Objective != "joint" || !o.eval.separable() {
 		// The largest v with sum_j C_j(v) >= n, among the values B_j(c).
 		var cands []float64
 		for _, b := range B {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -37,7 +36,7 @@ import (
 // every mapping tried is), and the search moves on.
 const maxSearchGroupStates = 2_000_000
 
-// coupling is the optimizer's state for a specification with resources.
+// coupling is groupEval's state: the groups' models, solved and cached.
 type coupling struct {
 	in        *Instance
 	listed    []bool // per machine: some resource lists it (it may be coupled)
@@ -273,155 +272,92 @@ func allMachines(m int) []int {
 	return out
 }
 
-// coupledScore is the objective of a coupled mapping: min_j P(F_j <= beta),
-// or P(all finished by beta), the product of the groups' and the lone
-// machines' probabilities (with the other as the tie-break, as score).
-func (o *optimizer) coupledScore(ps []float64, grouped []bool, groupAll float64) (primary, secondary, minP, joint float64) {
-	minP, joint = 1, groupAll
-	for j, p := range ps {
-		minP = math.Min(minP, p)
-		if !grouped[j] {
-			joint *= p
-		}
-	}
-	if o.opt.Objective == "joint" {
-		return joint, minP, minP, joint
-	}
-	return minP, joint, minP, joint
+// groupEval evaluates mappings by groups of coupled machines (the
+// coupling), the machines that stage nothing in the mapping alone.
+type groupEval struct {
+	o *optimizer
+	*coupling
 }
 
-// loadCoupled is load for a specification with resources.
-func (o *optimizer) loadCoupled(st *searchState, alloc [][]int) error {
-	m := len(o.in.Machines)
-	st.alloc = make([][]int, m)
-	st.where = make([]int, len(o.in.Apps))
-	st.hash = make([]uint64, m)
-	st.ps = make([]float64, m)
-	st.grouped = make([]bool, m)
-	for j, apps := range alloc {
-		st.alloc[j] = append([]int(nil), apps...)
-		sort.Ints(st.alloc[j])
-		for _, a := range apps {
-			st.where[a] = j
-		}
-		st.hash[j] = o.setHash(st.alloc[j])
-	}
-	all, err := o.coupled.evaluate(o.ctx, st.alloc, st.ps, st.grouped)
-	if err != nil {
-		return err
-	}
-	st.groupAll = all
-	for j := range st.alloc {
-		if !st.grouped[j] {
-			if st.ps[j], err = o.machineP(j, st.alloc[j], st.hash[j]); err != nil {
-				return err
-			}
-		}
-	}
-	st.s1, st.s2, _, _ = o.coupledScore(st.ps, st.grouped, st.groupAll)
-	return nil
+func (g *groupEval) groupFigures(alloc [][]int, ps []float64, grouped []bool) (float64, error) {
+	return g.evaluate(g.o.ctx, alloc, ps, grouped)
 }
 
-// tryCoupled is try for a specification with resources: the move's new
-// sets, the groups of the new mapping (only those whose content changed
-// are solved, the others come from the cache), the machines that stage
-// nothing by machineSolver; applied if it improves the score.
-func (o *optimizer) tryCoupled(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
-	a := int(mv.a)
-	ja, b, jb := st.where[a], -1, int(mv.to)
-	if mv.b >= 0 {
-		b = int(mv.b)
-		jb = st.where[b]
-	}
-	if ja == jb {
-		return false, nil
-	}
-	o.moves++
-	c := o.coupled
-	// The new sets in the buffers while the move is evaluated; copied
-	// into st if it is applied.
-	na, nb := *bufA, *bufB
-	if b < 0 {
-		na, nb = without(na, st.alloc[ja], a), with(nb, st.alloc[jb], a)
-	} else {
-		o.scratch = without(o.scratch, st.alloc[ja], a)
-		na = with(na, o.scratch, b)
-		o.scratch = without(o.scratch, st.alloc[jb], b)
-		nb = with(nb, o.scratch, a)
-	}
-	*bufA, *bufB = na, nb // keep the grown buffers
-	oldA, oldB := st.alloc[ja], st.alloc[jb]
-	st.alloc[ja], st.alloc[jb] = na, nb
-	restore := func() { st.alloc[ja], st.alloc[jb] = oldA, oldB }
-	ps := append(c.ps[:0], st.ps...)
-	grouped := append(c.grouped[:0], st.grouped...)
-	c.ps, c.grouped = ps, grouped
+func (g *groupEval) separable() bool  { return false }
+func (g *groupEval) tickEvery() int   { return 1 }
+func (g *groupEval) groupSolves() int { return g.solves }
+
+// try evaluates the mapping after the move: the groups of the new
+// mapping, when the move touches a machine some resource lists (only those
+// whose content changed are solved, the others come from the cache), and
+// the machines that stage nothing by machineSolver.
+func (g *groupEval) try(st *searchState, p pendingMove, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
+	o := g.o
+	na, nb := o.newSets(st, &p, bufA, bufB)
+	ps := append(g.ps[:0], st.ps...)
+	grouped := append(g.grouped[:0], st.grouped...)
+	g.ps, g.grouped = ps, grouped
 	groupAll := st.groupAll
-	if c.listed[ja] || c.listed[jb] {
+	if g.listed[p.ja] || g.listed[p.jb] {
+		oldA, oldB := st.alloc[p.ja], st.alloc[p.jb]
+		st.alloc[p.ja], st.alloc[p.jb] = na, nb
 		var err error
-		if groupAll, err = c.evaluate(o.ctx, st.alloc, ps, grouped); err != nil {
-			restore()
+		groupAll, err = g.evaluate(o.ctx, st.alloc, ps, grouped)
+		st.alloc[p.ja], st.alloc[p.jb] = oldA, oldB
+		if err != nil {
 			return false, err
 		}
 	}
-	ha, hb := o.setHash(na), o.setHash(nb)
 	for _, x := range [2]struct {
-		j int
-		h uint64
-	}{{ja, ha}, {jb, hb}} {
+		j   int
+		set []int
+		h   uint64
+	}{{p.ja, na, p.ha}, {p.jb, nb, p.hb}} {
 		if !grouped[x.j] {
-			p, err := o.machineP(x.j, st.alloc[x.j], x.h)
+			pr, err := o.machineP(x.j, x.set, x.h)
 			if err != nil {
-				restore()
 				return false, err
 			}
-			ps[x.j] = p
+			ps[x.j] = pr
 		}
 	}
-	t1, t2, _, _ := o.coupledScore(ps, grouped, groupAll)
+	t1, t2, _, _ := o.score(ps, grouped, groupAll)
 	if !better(t1, t2, st.s1, st.s2) {
-		restore()
 		return false, nil
 	}
-	if o.opt.MakespanSlack >= 0 {
-		ms, err := o.makespan(o.ctx, st.alloc)
-		if err != nil {
-			restore()
-			return false, err
-		}
-		if !allowed(ms) {
-			restore()
-			return false, nil
-		}
+	if ok, err := o.keepsMakespan(st, &p, na, nb, allowed); err != nil || !ok {
+		return false, err
 	}
-	st.alloc[ja] = append(oldA[:0:0], na...) // own memory: na, nb are the buffers
-	st.alloc[jb] = append(oldB[:0:0], nb...)
 	copy(st.ps, ps)
 	copy(st.grouped, grouped)
 	st.groupAll = groupAll
-	st.where[a] = jb
-	if b >= 0 {
-		st.where[b] = ja
-	}
-	st.hash[ja], st.hash[jb] = ha, hb
-	st.s1, st.s2 = t1, t2
+	st.apply(&p, na, nb, t1, t2)
 	return true, nil
 }
 
-// candidateCoupled is a mapping with the figures pepa robustness gives its
+// candidate is a mapping with the figures pepa robustness gives its
 // generated model.
-func (o *optimizer) candidateCoupled(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error) {
-	r, err := o.coupled.analyze(ctx, alloc)
+func (g *groupEval) candidate(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error) {
+	r, err := g.analyze(ctx, alloc)
 	if err != nil {
 		return Candidate{}, err
 	}
 	c := Candidate{Name: name, Allocation: alloc, Robustness: r.Robustness, Joint: r.PAllByBeta, Makespan: math.NaN()}
 	c.Score = c.Robustness
-	if o.opt.Objective == "joint" {
+	if g.o.opt.Objective == "joint" {
 		c.Score = c.Joint
 	}
 	if withMakespan {
 		c.Makespan = r.ExpectedMakespan
 	}
 	return c, nil
+}
+
+// makespan is the whole model's, as pepa robustness computes it.
+func (g *groupEval) makespan(ctx context.Context, alloc [][]int) (float64, error) {
+	r, err := g.analyze(ctx, alloc)
+	if err != nil {
+		return 0, err
+	}
+	return r.ExpectedMakespan, nil
 }

@@ -56,7 +56,7 @@ func BenchmarkCoupledMoveCached(b *testing.B) {
 	if _, err := o.try(&st, mv, never, &bufA, &bufB); err != nil {
 		b.Fatal(err)
 	}
-	solves := o.coupled.solves
+	solves := o.eval.groupSolves()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -64,7 +64,7 @@ func BenchmarkCoupledMoveCached(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if o.coupled.solves != solves {
-		b.Fatalf("%d groups solved again", o.coupled.solves-solves)
+	if o.eval.groupSolves() != solves {
+		b.Fatalf("%d groups solved again", o.eval.groupSolves()-solves)
 	}
 }

@@ -98,9 +98,10 @@ type optimizer struct {
 	zobrist []uint64 // per application, for set keys of more than 64 applications
 	evals   int
 	scratch []int
-	// coupled is set for a specification with shared resources: mappings
-	// are evaluated by groups (coupledopt.go).
-	coupled *coupling
+	// eval evaluates mappings: machine by machine, or by groups of
+	// coupled machines for a specification with shared resources
+	// (mapeval.go, coupledopt.go).
+	eval evaluator
 
 	// For progress reports.
 	lastReport time.Time
@@ -140,32 +141,28 @@ func (o *optimizer) machineP(j int, apps []int, h uint64) (float64, error) {
 	if p, ok := o.cache[key]; ok {
 		return p, nil
 	}
-	var p float64
-	if o.solver != nil {
-		var err error
-		if p, err = o.solver.p(j, apps); err != nil {
-			return 0, err
-		}
-	} else {
-		mr, err := o.in.machineFinish(o.ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
-		if err != nil {
-			return 0, err
-		}
-		p = mr.PByBeta
+	p, err := o.solver.p(j, apps)
+	if err != nil {
+		return 0, err
 	}
 	o.evals++
 	o.cache[key] = p
 	return p, nil
 }
 
-// score is the objective of per-machine probabilities, with the other
+// score is the objective of per-machine probabilities ps, with the other
 // measure as a tie-break (so that a search on the minimum still moves
-// along plateaus toward better joint probabilities, and vice versa).
-func (o *optimizer) score(ps []float64) (primary, secondary, minP, joint float64) {
-	minP, joint = 1, 1
-	for _, p := range ps {
+// along plateaus toward better joint probabilities, and vice versa). The
+// joint probability is groupAll, the product of the groups' P(all
+// finished by beta) (1: no group), times the figures of the machines not
+// grouped (grouped[j] false, or j past its end).
+func (o *optimizer) score(ps []float64, grouped []bool, groupAll float64) (primary, secondary, minP, joint float64) {
+	minP, joint = 1, groupAll
+	for j, p := range ps {
 		minP = math.Min(minP, p)
-		joint *= p
+		if j >= len(grouped) || !grouped[j] {
+			joint *= p
+		}
 	}
 	if o.opt.Objective == "joint" {
 		return joint, minP, minP, joint
@@ -176,55 +173,6 @@ func (o *optimizer) score(ps []float64) (primary, secondary, minP, joint float64
 func better(a1, a2, b1, b2 float64) bool {
 	const tol = 1e-12
 	return a1 > b1+tol || (math.Abs(a1-b1) <= tol && a2 > b2+tol)
-}
-
-// makespan computes E[max_j F_j] of an allocation.
-func (o *optimizer) makespan(ctx context.Context, alloc [][]int) (float64, error) {
-	if o.coupled != nil {
-		r, err := o.coupled.analyze(ctx, alloc)
-		if err != nil {
-			return 0, err
-		}
-		return r.ExpectedMakespan, nil
-	}
-	res := &Result{}
-	for j, apps := range alloc {
-		if len(apps) == 0 {
-			continue
-		}
-		mr, err := o.in.machineFinish(ctx, j, apps, o.opt.Beta, o.opt.Epsilon, true)
-		if err != nil {
-			return 0, err
-		}
-		res.Machines = append(res.Machines, mr)
-	}
-	res.productJoint(1e-9)
-	return res.ExpectedMakespan, nil
-}
-
-// candidate evaluates an allocation without the cache (exact figures).
-func (o *optimizer) candidate(ctx context.Context, name string, alloc [][]int, withMakespan bool) (Candidate, error) {
-	if o.coupled != nil {
-		return o.candidateCoupled(ctx, name, alloc, withMakespan)
-	}
-	ps := make([]float64, len(alloc))
-	for j, apps := range alloc {
-		mr, err := o.in.machineFinish(ctx, j, apps, o.opt.Beta, o.opt.Epsilon, false)
-		if err != nil {
-			return Candidate{}, err
-		}
-		ps[j] = mr.PByBeta
-	}
-	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
-	c.Score, _, c.Robustness, c.Joint = o.score(ps)
-	if withMakespan {
-		ms, err := o.makespan(ctx, alloc)
-		if err != nil {
-			return Candidate{}, err
-		}
-		c.Makespan = ms
-	}
-	return c, nil
 }
 
 // tick reports progress about once a second and says whether the search
@@ -244,8 +192,9 @@ func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start 
 	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
 		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
 		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
+	o.eval = machineEval{o}
 	if len(in.Resources) > 0 {
-		o.coupled = newCoupling(in, opt.Beta, opt.Epsilon)
+		o.eval = &groupEval{o: o, coupling: newCoupling(in, opt.Beta, opt.Epsilon)}
 	}
 	if nApps := len(in.Apps); nApps > 64 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x2b0b))
@@ -289,196 +238,227 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		opt.Epsilon = 1e-10
 	}
 	o := newOptimizer(ctx, in, opt, start)
-	nApps, nMach := len(in.Apps), len(in.Machines)
 	res := &OptimizeResult{Bound: 1}
-	end := start.Add(opt.Budget)
 	if opt.MakespanSlack < 0 {
 		// Keep time for the figures of the result and the heuristics
 		// (expected makespans are costly: products of distributions,
 		// integrated) and the bound.
 		o.deadline = start.Add(opt.Budget * 85 / 100)
 	}
-	finish := func(best Candidate, why string) (*OptimizeResult, error) {
-		res.Stopped = why
-		interrupted := why == StoppedInterrupted
-		if interrupted {
-			ctx = context.Background() // the figures of the best are still wanted
-		}
-		o.ctx = ctx
-		// The figures reported are machineFinish's (package passage), as
-		// every other verb computes them, with the makespan unless
-		// interrupted on a large instance.
-		t0 := time.Now()
-		c, err := o.candidate(ctx, best.Name, best.Allocation, !interrupted || nMach*nApps < 1e5)
-		if err != nil {
-			return nil, err
-		}
-		oneMakespan := time.Since(t0)
-		res.Best = c
-		for k := range res.Heuristics {
-			h := &res.Heuristics[k]
-			hc, err := o.candidate(ctx, h.Name, h.Allocation, false)
-			if err != nil {
-				return nil, err
-			}
-			hc.Makespan = h.Makespan
-			*h = hc
-		}
-		if !res.Exact && !interrupted && time.Now().Before(end) {
-			// Again from the best found: a higher floor rules out more.
-			o.phase = "bound"
-			b, err := o.upperBound(c.Robustness, c.Joint)
-			if err != nil {
-				return nil, err
-			}
-			res.Bound = math.Min(res.Bound, b)
-		}
-		// The heuristics' makespans, while they fit in the budget (on a
-		// large instance a makespan takes a while: a product of
-		// distributions, integrated).
-		for k := range res.Heuristics {
-			h := &res.Heuristics[k]
-			if math.IsNaN(h.Makespan) && !interrupted && time.Now().Add(oneMakespan).Before(end) {
-				if h.Makespan, err = o.makespan(ctx, h.Allocation); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if res.Proved {
-			res.Bound = c.Score
-		}
-		res.Bound = math.Max(res.Bound, c.Score)
-		if !res.Proved && !interrupted && c.Score >= res.Bound-1e-12 {
-			res.Proved, res.Stopped = true, StoppedProved
-		}
-		res.Evaluations = o.evals
-		if o.coupled != nil {
-			res.GroupSolves = o.coupled.solves
-		}
-		res.Elapsed = time.Since(start)
-		return res, nil
-	}
 
-	// 1. Heuristics, scored with the search's solver; their expected
-	// makespans first only when the makespan constraint needs them.
-	etm := in.expectedTimes()
-	fastest := math.Inf(1)
-	for _, h := range heuristics {
-		c, err := o.quick(h.name, h.run(in, etm), opt.MakespanSlack >= 0)
-		if err != nil {
-			if ctx.Err() != nil && len(res.Heuristics) > 0 {
-				return finish(res.Heuristics[0], StoppedInterrupted)
-			}
-			return nil, err
+	// 1. Heuristics; the local search starts from those the makespan
+	// constraint allows, best first.
+	fastest, err := o.runHeuristics(res)
+	if err != nil {
+		if ctx.Err() != nil && len(res.Heuristics) > 0 {
+			return o.finish(res, res.Heuristics[0], StoppedInterrupted)
 		}
-		res.Heuristics = append(res.Heuristics, c)
-		fastest = math.Min(fastest, c.Makespan)
+		return nil, err
 	}
 	allowed := func(ms float64) bool {
 		return opt.MakespanSlack < 0 || ms <= (1+opt.MakespanSlack)*fastest*(1+1e-12)
 	}
-	// Starts for the local search: the heuristics, best first, those too
-	// slow for the makespan constraint left out.
+	starts := startsOf(res.Heuristics, allowed, opt.Objective)
+	best := starts[0]
+	o.bestScore = best.Score
+
+	// 2. The exact optimum, when it fits (one machine: the only mapping).
+	// With shared resources a machine's figure depends on the others on
+	// its resources: no dynamic program over its sets (coupledopt.go).
+	if len(in.Machines) == 1 {
+		res.Proved = true
+		return o.finish(res, best, StoppedProved)
+	}
+	if o.eval.separable() && o.exactFits(len(in.Apps), len(in.Machines)) {
+		c, why, err := o.exactStage(res, best, allowed)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			return o.finish(res, c, why)
+		}
+	}
+
+	// 3. Iterated local search.
+	best, why, err := o.searchStage(res, starts, best, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return o.finish(res, best, why)
+}
+
+// runHeuristics scores the heuristics' mappings with the search's solver
+// (res.Heuristics), their expected makespans first only when the makespan
+// constraint needs them, and returns the fastest of those.
+func (o *optimizer) runHeuristics(res *OptimizeResult) (float64, error) {
+	etm := o.in.expectedTimes()
+	fastest := math.Inf(1)
+	for _, h := range heuristics {
+		c, err := o.quick(h.name, h.run(o.in, etm), o.opt.MakespanSlack >= 0)
+		if err != nil {
+			return fastest, err
+		}
+		res.Heuristics = append(res.Heuristics, c)
+		fastest = math.Min(fastest, c.Makespan)
+	}
+	return fastest, nil
+}
+
+// startsOf are the starts of the local search: the heuristics, best first,
+// those too slow for the makespan constraint left out.
+func startsOf(hs []Candidate, allowed func(float64) bool, objective string) []Candidate {
 	var starts []Candidate
-	for _, c := range res.Heuristics {
+	for _, c := range hs {
 		if allowed(c.Makespan) {
 			starts = append(starts, c)
 		}
 	}
 	sort.SliceStable(starts, func(a, b int) bool {
-		return better(starts[a].Score, starts[a].secondary(opt.Objective), starts[b].Score, starts[b].secondary(opt.Objective))
+		return better(starts[a].Score, starts[a].secondary(objective), starts[b].Score, starts[b].secondary(objective))
 	})
-	best := starts[0]
-	o.bestScore = best.Score
+	return starts
+}
 
-	// 2. The exact optimum, when it fits (one machine: the only mapping).
-	if nMach == 1 {
-		res.Proved = true
-		return finish(best, StoppedProved)
+// exactStage runs the exact method. It returns the mapping to finish with
+// and why, or why "" to search on: the method did not end, or its optimum
+// is too slow for the makespan constraint (the search is then under the
+// constraint, with the optimum's score as the bound).
+func (o *optimizer) exactStage(res *OptimizeResult, best Candidate, allowed func(float64) bool) (Candidate, string, error) {
+	o.phase = "exact"
+	c, done, err := o.exact()
+	if err != nil && o.ctx.Err() == nil {
+		return Candidate{}, "", err
 	}
-	// With shared resources a machine's figure depends on the others on
-	// its resources: no dynamic program over its sets (coupledopt.go).
-	if o.coupled == nil && o.exactFits(nApps, nMach) {
-		o.phase = "exact"
-		c, done, err := o.exact()
-		if err != nil && ctx.Err() == nil {
-			return nil, err
+	if o.ctx.Err() != nil {
+		return best, StoppedInterrupted, nil
+	}
+	if !done {
+		return Candidate{}, "", nil
+	}
+	res.Exact = true
+	res.Bound, o.bound = c.Score, c.Score
+	if o.opt.MakespanSlack >= 0 {
+		ms, err := o.eval.makespan(o.ctx, c.Allocation)
+		if err != nil {
+			return best, StoppedInterrupted, nil
 		}
-		if ctx.Err() != nil {
-			return finish(best, StoppedInterrupted)
-		}
-		if done {
-			res.Exact = true
-			res.Bound = c.Score
-			o.bound = c.Score
-			ok := true
-			if opt.MakespanSlack >= 0 {
-				ms, err := o.makespan(ctx, c.Allocation)
-				if err != nil {
-					return finish(best, StoppedInterrupted)
-				}
-				ok = allowed(ms)
-			}
-			if ok {
-				res.Proved = true
-				return finish(c, StoppedProved)
-			}
-			// The unconstrained optimum is too slow: search under the
-			// constraint, with its score as the bound.
+		if !allowed(ms) {
+			return Candidate{}, "", nil
 		}
 	}
+	res.Proved = true
+	return c, StoppedProved, nil
+}
 
-	// 3. Iterated local search, with the bound (for the progress line and
-	// in case the search is cut short) from the best heuristic.
+// searchStage runs the iterated local search, with the bound (for the
+// progress line and in case the search is cut short) from the best
+// heuristic unless the exact method gave it. It returns the best mapping
+// found and why the search stopped.
+func (o *optimizer) searchStage(res *OptimizeResult, starts []Candidate, best Candidate, allowed func(float64) bool) (Candidate, string, error) {
 	if !res.Exact {
 		o.phase = "bound"
 		b, err := o.upperBound(best.Robustness, best.Joint)
 		if err != nil {
-			if ctx.Err() != nil {
-				return finish(best, StoppedInterrupted)
+			if o.ctx.Err() != nil {
+				return best, StoppedInterrupted, nil
 			}
-			return nil, err
+			return Candidate{}, "", err
 		}
 		res.Bound, o.bound = b, b
 	}
 	o.phase = "search"
 	found, err := o.iteratedSearch(starts, allowed, res)
-	if err != nil && ctx.Err() == nil {
-		return nil, err
+	if err != nil && o.ctx.Err() == nil {
+		return Candidate{}, "", err
 	}
-	if better(found.Score, found.secondary(opt.Objective), best.Score, best.secondary(opt.Objective)) {
+	if better(found.Score, found.secondary(o.opt.Objective), best.Score, best.secondary(o.opt.Objective)) {
 		best = found
 	}
-	if ctx.Err() != nil {
-		return finish(best, StoppedInterrupted)
+	if o.ctx.Err() != nil {
+		return best, StoppedInterrupted, nil
 	}
-	return finish(best, StoppedBudget)
+	return best, StoppedBudget, nil
+}
+
+// finish completes res with best, the search having stopped for why: the
+// figures every other verb computes (the evaluator's candidate) for best
+// and the heuristics, the bound again from best, and the heuristics'
+// makespans while they fit in the budget.
+func (o *optimizer) finish(res *OptimizeResult, best Candidate, why string) (*OptimizeResult, error) {
+	res.Stopped = why
+	interrupted := why == StoppedInterrupted
+	if interrupted {
+		o.ctx = context.Background() // the figures of the best are still wanted
+	}
+	end := o.start.Add(o.opt.Budget)
+	// With the makespan, unless interrupted on a large instance.
+	t0 := time.Now()
+	c, err := o.eval.candidate(o.ctx, best.Name, best.Allocation, !interrupted || len(o.in.Machines)*len(o.in.Apps) < 1e5)
+	if err != nil {
+		return nil, err
+	}
+	oneMakespan := time.Since(t0)
+	res.Best = c
+	if err := o.refigureHeuristics(res); err != nil {
+		return nil, err
+	}
+	if !res.Exact && !interrupted && time.Now().Before(end) {
+		// Again from the best found: a higher floor rules out more.
+		o.phase = "bound"
+		b, err := o.upperBound(c.Robustness, c.Joint)
+		if err != nil {
+			return nil, err
+		}
+		res.Bound = math.Min(res.Bound, b)
+	}
+	// The heuristics' makespans, while they fit in the budget (on a
+	// large instance a makespan takes a while: a product of
+	// distributions, integrated).
+	for k := range res.Heuristics {
+		h := &res.Heuristics[k]
+		if math.IsNaN(h.Makespan) && !interrupted && time.Now().Add(oneMakespan).Before(end) {
+			if h.Makespan, err = o.eval.makespan(o.ctx, h.Allocation); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if res.Proved {
+		res.Bound = c.Score
+	}
+	res.Bound = math.Max(res.Bound, c.Score)
+	if !res.Proved && !interrupted && c.Score >= res.Bound-1e-12 {
+		res.Proved, res.Stopped = true, StoppedProved
+	}
+	res.Evaluations = o.evals
+	res.GroupSolves = o.eval.groupSolves()
+	res.Elapsed = time.Since(o.start)
+	return res, nil
+}
+
+// refigureHeuristics replaces the heuristics' figures by the reported
+// ones, their makespans kept.
+func (o *optimizer) refigureHeuristics(res *OptimizeResult) error {
+	for k := range res.Heuristics {
+		h := &res.Heuristics[k]
+		hc, err := o.eval.candidate(o.ctx, h.Name, h.Allocation, false)
+		if err != nil {
+			return err
+		}
+		hc.Makespan = h.Makespan
+		*h = hc
+	}
+	return nil
 }
 
 // quick scores an allocation with the search's solver and cache.
 func (o *optimizer) quick(name string, alloc [][]int, withMakespan bool) (Candidate, error) {
-	var c Candidate
-	if o.coupled != nil {
-		var st searchState
-		if err := o.load(&st, alloc); err != nil {
-			return Candidate{}, err
-		}
-		c = st.snapshot(o, name)
-	} else {
-		ps := make([]float64, len(alloc))
-		for j, apps := range alloc {
-			sort.Ints(apps)
-			p, err := o.machineP(j, apps, o.setHash(apps))
-			if err != nil {
-				return Candidate{}, err
-			}
-			ps[j] = p
-		}
-		c = Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
-		c.Score, _, c.Robustness, c.Joint = o.score(ps)
+	var st searchState
+	if err := o.load(&st, alloc); err != nil {
+		return Candidate{}, err
 	}
+	c := st.snapshot(o, name)
 	if withMakespan {
-		ms, err := o.makespan(o.ctx, alloc)
+		ms, err := o.eval.makespan(o.ctx, alloc)
 		if err != nil {
 			return Candidate{}, err
 		}
@@ -604,7 +584,7 @@ func (o *optimizer) exact() (Candidate, bool, error) {
 		ps[j] = P[j][mask]
 	}
 	c := Candidate{Name: "exact", Allocation: alloc, Makespan: math.NaN()}
-	c.Score, _, c.Robustness, c.Joint = o.score(ps)
+	c.Score, _, c.Robustness, c.Joint = o.score(ps, nil, 1)
 	return c, true, nil
 }
 
@@ -665,30 +645,28 @@ func (o *optimizer) subsetProgram(P [][]float64, comb func(a, b float64) float64
 }
 
 // searchState is a mapping under local search, with each machine's set
-// hash and probability.
+// hash and probability, the machines whose figure comes from their group
+// (groupEval), and the product of the groups' P(all finished by beta) (1
+// without groups).
 type searchState struct {
-	alloc [][]int // sorted
-	where []int
-	hash  []uint64
-	ps    []float64
-	s1    float64 // score
-	s2    float64 // tie-break
-	// With shared resources (coupledopt.go): the machines whose figure
-	// comes from their group, and the product of the groups' P(all
-	// finished by beta).
+	alloc    [][]int // sorted
+	where    []int
+	hash     []uint64
+	ps       []float64
 	grouped  []bool
 	groupAll float64
+	s1       float64 // score
+	s2       float64 // tie-break
 }
 
+// load sets st to alloc (each machine's set sorted), with its figures.
 func (o *optimizer) load(st *searchState, alloc [][]int) error {
-	if o.coupled != nil {
-		return o.loadCoupled(st, alloc)
-	}
 	m := len(o.in.Machines)
 	st.alloc = make([][]int, m)
 	st.where = make([]int, len(o.in.Apps))
 	st.hash = make([]uint64, m)
 	st.ps = make([]float64, m)
+	st.grouped = make([]bool, m)
 	for j, apps := range alloc {
 		st.alloc[j] = append([]int(nil), apps...)
 		sort.Ints(st.alloc[j])
@@ -696,27 +674,37 @@ func (o *optimizer) load(st *searchState, alloc [][]int) error {
 			st.where[a] = j
 		}
 		st.hash[j] = o.setHash(st.alloc[j])
-		p, err := o.machineP(j, st.alloc[j], st.hash[j])
-		if err != nil {
-			return err
-		}
-		st.ps[j] = p
 	}
-	st.s1, st.s2, _, _ = o.score(st.ps)
+	return o.figures(st)
+}
+
+// figures sets st's figures from its sets: its groups' (if any), then the
+// other machines' by machineP, and its score.
+func (o *optimizer) figures(st *searchState) error {
+	all, err := o.eval.groupFigures(st.alloc, st.ps, st.grouped)
+	if err != nil {
+		return err
+	}
+	st.groupAll = all
+	for j := range st.alloc {
+		if !st.grouped[j] {
+			if st.ps[j], err = o.machineP(j, st.alloc[j], st.hash[j]); err != nil {
+				return err
+			}
+		}
+	}
+	st.s1, st.s2, _, _ = o.score(st.ps, st.grouped, st.groupAll)
 	return nil
 }
 
+// snapshot is st as a candidate named name (the search's figures).
 func (st *searchState) snapshot(o *optimizer, name string) Candidate {
 	alloc := make([][]int, len(st.alloc))
 	for j := range alloc {
 		alloc[j] = append([]int(nil), st.alloc[j]...)
 	}
 	c := Candidate{Name: name, Allocation: alloc, Makespan: math.NaN()}
-	if o.coupled != nil {
-		c.Score, _, c.Robustness, c.Joint = o.coupledScore(st.ps, st.grouped, st.groupAll)
-		return c
-	}
-	c.Score, _, c.Robustness, c.Joint = o.score(st.ps)
+	c.Score, _, c.Robustness, c.Joint = o.score(st.ps, st.grouped, st.groupAll)
 	return c
 }
 
@@ -747,113 +735,12 @@ func with(buf, apps []int, a int) []int {
 // try evaluates a move on st and applies it if it improves the score
 // (and keeps the makespan allowed). It reports whether it was applied.
 func (o *optimizer) try(st *searchState, mv move, allowed func(float64) bool, bufA, bufB *[]int) (bool, error) {
-	if o.coupled != nil {
-		return o.tryCoupled(st, mv, allowed, bufA, bufB)
-	}
-	a := int(mv.a)
-	ja := st.where[a]
-	var jb int
-	var b int
-	if mv.b < 0 {
-		jb = int(mv.to)
-	} else {
-		b = int(mv.b)
-		jb = st.where[b]
-	}
-	if ja == jb {
+	p, ok := o.pending(st, mv)
+	if !ok {
 		return false, nil
 	}
 	o.moves++
-	ha, hb := st.hash[ja]^o.appWord(a), st.hash[jb]^o.appWord(a)
-	if mv.b >= 0 {
-		ha ^= o.appWord(b)
-		hb ^= o.appWord(b)
-	}
-	// The new sets, built only if a cache lookup misses.
-	na, nb := *bufA, *bufB
-	built := false
-	build := func() {
-		if built {
-			return
-		}
-		built = true
-		if mv.b < 0 {
-			na = without(na, st.alloc[ja], a)
-			nb = with(nb, st.alloc[jb], a)
-		} else {
-			o.scratch = without(o.scratch, st.alloc[ja], a)
-			na = with(na, o.scratch, b)
-			o.scratch = without(o.scratch, st.alloc[jb], b)
-			nb = with(nb, o.scratch, a)
-		}
-		*bufA, *bufB = na, nb // keep the grown buffers
-	}
-	// One machine's new figure first (the one known already, else the
-	// one that gains work): if the move cannot improve even with the other
-	// machine at probability 1, the second solve is not needed.
-	first, second := jb, ja
-	if _, ok := o.cache[setKey{int32(ja), ha}]; ok {
-		first, second = ja, jb
-	}
-	solve := func(j int) (float64, error) {
-		h, set := ha, &na
-		if j == jb {
-			h, set = hb, &nb
-		}
-		if p, ok := o.cache[setKey{int32(j), h}]; ok {
-			return p, nil
-		}
-		build()
-		return o.machineP(j, *set, h)
-	}
-	p1, err := solve(first)
-	if err != nil {
-		return false, err
-	}
-	o1, o2 := st.ps[first], st.ps[second]
-	st.ps[first], st.ps[second] = p1, 1
-	t1, t2, _, _ := o.score(st.ps)
-	st.ps[first], st.ps[second] = o1, o2
-	if !better(t1, t2, st.s1, st.s2) {
-		return false, nil
-	}
-	p2, err := solve(second)
-	if err != nil {
-		return false, err
-	}
-	pa, pb := p1, p2
-	if first == jb {
-		pa, pb = p2, p1
-	}
-	oa, ob := st.ps[ja], st.ps[jb]
-	st.ps[ja], st.ps[jb] = pa, pb
-	t1, t2, _, _ = o.score(st.ps)
-	if !better(t1, t2, st.s1, st.s2) {
-		st.ps[ja], st.ps[jb] = oa, ob
-		return false, nil
-	}
-	build()
-	oldA, oldB := st.alloc[ja], st.alloc[jb]
-	st.alloc[ja] = append(oldA[:0:0], na...)
-	st.alloc[jb] = append(oldB[:0:0], nb...)
-	if o.opt.MakespanSlack >= 0 {
-		ms, err := o.makespan(o.ctx, st.alloc)
-		if err != nil {
-			return false, err
-		}
-		if !allowed(ms) {
-			st.alloc[ja], st.alloc[jb] = oldA, oldB
-			st.ps[ja], st.ps[jb] = oa, ob
-			return false, nil
-		}
-	}
-	st.where[a] = jb
-	if mv.b >= 0 {
-		st.where[b] = ja
-	}
-	st.hash[ja], st.hash[jb] = ha, hb
-	st.s1, st.s2 = t1, t2
-	return true, nil
+	return o.eval.try(st, p, allowed, bufA, bufB)
 }
 
 // fullNeighbourhood is the largest number of moves and swaps searched in
@@ -929,8 +816,7 @@ func (o *optimizer) descend(st *searchState, rng *rand.Rand, allowed func(float6
 		*cand = o.neighbourhood(st, rng, *cand)
 		improved := false
 		for i, mv := range *cand {
-			// A coupled move may solve a group's chain: check each time.
-			if (i&63 == 0 || o.coupled != nil) && o.tick() {
+			if i%o.eval.tickEvery() == 0 && o.tick() {
 				return true, nil
 			}
 			ok, err := o.try(st, mv, allowed, bufA, bufB)
@@ -1014,7 +900,7 @@ func (o *optimizer) iteratedSearch(starts []Candidate, allowed func(float64) boo
 
 // allowedNow checks the makespan constraint of a perturbed search's result.
 func (o *optimizer) allowedNow(st *searchState, allowed func(float64) bool) bool {
-	ms, err := o.makespan(o.ctx, st.alloc)
+	ms, err := o.eval.makespan(o.ctx, st.alloc)
 	return err == nil && allowed(ms)
 }
 
@@ -1024,19 +910,8 @@ func (o *optimizer) force(st *searchState, a, to int) error {
 	st.alloc[from] = without(nil, st.alloc[from], a)
 	st.alloc[to] = with(nil, st.alloc[to], a)
 	st.where[a] = to
-	if o.coupled != nil {
-		return o.loadCoupled(st, st.alloc)
-	}
-	for _, j := range []int{from, to} {
-		st.hash[j] = o.setHash(st.alloc[j])
-		p, err := o.machineP(j, st.alloc[j], st.hash[j])
-		if err != nil {
-			return err
-		}
-		st.ps[j] = p
-	}
-	st.s1, st.s2, _, _ = o.score(st.ps)
-	return nil
+	st.hash[from], st.hash[to] = o.setHash(st.alloc[from]), o.setHash(st.alloc[to])
+	return o.figures(st)
 }
 
 // Heuristics of Braun et al. (2001) for independent tasks on heterogeneous

@@ -227,7 +227,7 @@ func TestOptimizeProvedEqualsEnumeration(t *testing.T) {
 		if got != res.Best.Score {
 			t.Errorf("%s: score %.15g is not the mapping's %s figure %.15g", name, res.Best.Score, objective, got)
 		}
-		o := &optimizer{in: in, opt: OptimizeOptions{Beta: beta, Objective: objective}, ctx: context.Background()}
+		o := newOptimizer(context.Background(), in, OptimizeOptions{Beta: beta, Objective: objective}, time.Now())
 		bound, err := o.upperBound(0, 0)
 		if err != nil {
 			t.Fatal(err)

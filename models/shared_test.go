@@ -193,7 +193,7 @@ func checkState(t *testing.T, o *optimizer, st *searchState, what string) {
 			t.Errorf("%s: %s P(F <= beta) %.12g in the search, %.12g solved whole", what, name, st.ps[j], want)
 		}
 	}
-	_, _, minP, joint := o.coupledScore(st.ps, st.grouped, st.groupAll)
+	_, _, minP, joint := o.score(st.ps, st.grouped, st.groupAll)
 	if math.Abs(joint-r.PAllByBeta) > 1e-9 || math.Abs(minP-r.Robustness) > 1e-9 {
 		t.Errorf("%s: min %.12g joint %.12g in the search, %.12g %.12g solved whole", what, minP, joint, r.Robustness, r.PAllByBeta)
 	}
@@ -245,7 +245,7 @@ func TestCoupledMoveResolvesTouchedGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := newOptimizer(context.Background(), in, OptimizeOptions{Beta: 12, Objective: "min", Epsilon: 1e-10, Budget: time.Minute, MakespanSlack: -1}, time.Now())
-	c := o.coupled
+	c := o.eval.(*groupEval)
 	c.record = true
 	// M1: A1 A5, M2: A2 A6, M3: A3 A7, M4: A4, M5: A8 (A4 has no data on Net
 	// but 40 on Disk).

@@ -532,12 +532,38 @@ func (s *Spec) resolve() (*Instance, error) {
 	r := &resolver{s: s, fromFile: map[string]bool{}}
 	in := &Instance{SpecFile: s.file, spec: s}
 	rng := rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))
+	nApps, nMach := r.etcMatrix(in)
+	nApps, nMach = r.resolveNames(in, nApps, nMach)
+	r.workloads(in, nApps, nMach, rng)
+	r.checkMappings(in)
+	in.Mappings = s.Mappings
+	in.Phases = 1
+	if s.Work != nil {
+		in.Phases = s.Work.Phases
+		if in.Phases < 1 || in.Phases > 64 {
+			r.errorf("work.erlang", "work.erlang must be a whole number of phases from 1 to 64, found %d", in.Phases)
+		}
+	}
+	r.resolveOwners(in)
+	// Resources before the mappings by rule: the heuristics count the
+	// time of staging input (expectedTimes).
+	r.resolveResources(in)
+	if len(r.errs) == 0 {
+		r.ruleMappings(in)
+	}
+	if len(r.errs) > 0 {
+		return nil, r.errs
+	}
+	return in, nil
+}
 
-	// ETC. nApps and nMach stay unknown (-1) when the matrix's source
-	// failed: the checks that need them are then not run, so that one
-	// cause gives one error, not its consequences elsewhere.
-	nApps, nMach := -1, -1
-	var file *etcFile
+// etcMatrix sets in.ETC from its one source (inline, file or generated)
+// and returns its size. nApps and nMach stay unknown (-1) when the
+// matrix's source failed: the checks that need them are then not run, so
+// that one cause gives one error, not its consequences elsewhere.
+func (r *resolver) etcMatrix(in *Instance) (nApps, nMach int) {
+	s := r.s
+	nApps, nMach = -1, -1
 	var sources []string
 	for _, src := range []struct {
 		field string
@@ -555,22 +581,26 @@ func (s *Spec) resolve() (*Instance, error) {
 	case s.ETC != nil:
 		in.ETC, nApps, nMach = r.inlineETC(s.ETC)
 	case s.ETCFile != "":
-		if file = r.readETC(s.ETCFile); file != nil {
+		if file := r.readETC(s.ETCFile); file != nil {
 			in.ETC, nApps, nMach = file.etc, len(file.etc), len(file.etc[0])
 			r.file = file
 		}
 	default:
 		in.ETC, nApps, nMach = r.generateETC(in)
 	}
+	return nApps, nMach
+}
 
-	// Names: from the specification, the ETC file or numbered. A list
-	// given with an unknown matrix sets the size.
+// resolveNames sets the names of the applications and machines: from the
+// specification, the ETC file or numbered. A list given with an unknown
+// matrix sets the size, which it returns.
+func (r *resolver) resolveNames(in *Instance, nApps, nMach int) (int, int) {
 	var fileApps, fileMachs []string
-	if file != nil {
-		fileApps, fileMachs = file.apps, file.machines
+	if r.file != nil {
+		fileApps, fileMachs = r.file.apps, r.file.machines
 	}
-	in.Apps = r.names("applications", s.Applications, nApps, "A", "application", fileApps)
-	in.Machines = r.names("machines", s.Machines, nMach, "M", "machine", fileMachs)
+	in.Apps = r.names("applications", r.s.Applications, nApps, "A", "application", fileApps)
+	in.Machines = r.names("machines", r.s.Machines, nMach, "M", "machine", fileMachs)
 	if nApps < 0 && in.Apps != nil {
 		nApps = len(in.Apps)
 	}
@@ -578,8 +608,13 @@ func (s *Spec) resolve() (*Instance, error) {
 		nMach = len(in.Machines)
 	}
 	r.nameClashes(in)
+	return nApps, nMach
+}
 
-	// Workloads.
+// workloads sets the applications' workloads (given, or from sensors and
+// weights) and the machines' availabilities.
+func (r *resolver) workloads(in *Instance, nApps, nMach int, rng *rand.Rand) {
+	s := r.s
 	if s.Sensors != nil || s.Weights != nil {
 		if s.Workload != nil {
 			r.errorf("workload", "give the workload either directly (workload) or from sensors and weights, not both")
@@ -588,25 +623,7 @@ func (s *Spec) resolve() (*Instance, error) {
 		if nApps >= 0 && len(s.Weights) != nApps {
 			r.errorf("weights", "weights has %d rows, one per application (%d) is needed", len(s.Weights), nApps)
 		} else if sens[0] != nil && sens[1] != nil {
-			in.Workload, in.WorkloadP = make([]float64, len(s.Weights)), make([]float64, len(s.Weights))
-			for i, w := range s.Weights {
-				if len(w) != len(sens[0]) {
-					r.errorf(fmt.Sprintf("weights[%d]", i), "weights row %d has %d entries, one per sensor (%d) is needed", i+1, len(w), len(sens[0]))
-					continue
-				}
-				negative := false
-				for k, x := range w {
-					if x < 0 {
-						r.errorf(fmt.Sprintf("weights[%d][%d]", i, k), "weight %g is negative", x)
-						negative = true
-					}
-					in.Workload[i] += x * sens[0][k]
-					in.WorkloadP[i] += x * sens[1][k]
-				}
-				if !negative && !(in.Workload[i] > 0) {
-					r.errorf(fmt.Sprintf("weights[%d]", i), "application %d has no workload (its weights are all zero)", i+1)
-				}
-			}
+			r.weightedWorkloads(in, sens)
 		}
 	} else {
 		v := r.values("workload", s.Workload, sizeOrUnknown(nApps), rng, false)
@@ -614,15 +631,42 @@ func (s *Spec) resolve() (*Instance, error) {
 	}
 	v := r.values("availability", s.Availability, sizeOrUnknown(nMach), rng, true)
 	in.Avail, in.AvailP = v[0], v[1]
+}
 
-	// Mappings: optional here (optimize needs none); gen asks for them
-	// (RequireMappings).
+// weightedWorkloads sets each application's workloads from its weights
+// over the sensors' values (nominal and perturbed).
+func (r *resolver) weightedWorkloads(in *Instance, sens [2][]float64) {
+	weights := r.s.Weights
+	in.Workload, in.WorkloadP = make([]float64, len(weights)), make([]float64, len(weights))
+	for i, w := range weights {
+		if len(w) != len(sens[0]) {
+			r.errorf(fmt.Sprintf("weights[%d]", i), "weights row %d has %d entries, one per sensor (%d) is needed", i+1, len(w), len(sens[0]))
+			continue
+		}
+		negative := false
+		for k, x := range w {
+			if x < 0 {
+				r.errorf(fmt.Sprintf("weights[%d][%d]", i, k), "weight %g is negative", x)
+				negative = true
+			}
+			in.Workload[i] += x * sens[0][k]
+			in.WorkloadP[i] += x * sens[1][k]
+		}
+		if !negative && !(in.Workload[i] > 0) {
+			r.errorf(fmt.Sprintf("weights[%d]", i), "application %d has no workload (its weights are all zero)", i+1)
+		}
+	}
+}
+
+// checkMappings names the mappings that have no name and checks them:
+// optional here (optimize needs none; gen asks for them: RequireMappings).
+// Names that are unknown (the matrix failed and no list gives them) are
+// not checked: every reference would look wrong.
+func (r *resolver) checkMappings(in *Instance) {
+	s := r.s
 	if s.Mappings != nil && len(s.Mappings) == 0 {
 		r.errorf("mappings", "the list of mappings is empty: give at least one allocation of the applications to the machines, or leave mappings out")
 	}
-	// Names that are unknown (the matrix failed and no list gives them)
-	// are not checked: every reference would look wrong.
-	appsKnown, machsKnown := in.Apps != nil, in.Machines != nil
 	appIndex := map[string]int{}
 	for i, a := range in.Apps {
 		appIndex[a] = i
@@ -651,48 +695,54 @@ func (s *Spec) resolve() (*Instance, error) {
 		seenNames[m.Name] = true
 		if isRule(m) {
 			apps, machines := len(in.Apps), len(in.Machines)
-			if !appsKnown || !machsKnown {
+			if in.Apps == nil || in.Machines == nil {
 				apps, machines = -1, -1
 			}
 			r.checkRule(path, m, apps, machines)
 			continue
 		}
-		where := map[string]string{}
-		machs := make([]string, 0, len(m.Allocation))
-		for mach := range m.Allocation {
-			machs = append(machs, mach)
+		r.checkAllocation(in, path, m, appIndex, machIndex)
+	}
+}
+
+// checkAllocation checks mapping m's allocation (at path): known machines
+// and applications, each application mapped once.
+func (r *resolver) checkAllocation(in *Instance, path string, m Mapping, appIndex map[string]int, machIndex map[string]bool) {
+	appsKnown, machsKnown := in.Apps != nil, in.Machines != nil
+	where := map[string]string{}
+	machs := make([]string, 0, len(m.Allocation))
+	for mach := range m.Allocation {
+		machs = append(machs, mach)
+	}
+	sort.Strings(machs)
+	for _, mach := range machs {
+		mpath := path + ".allocation." + mach
+		if machsKnown && !machIndex[mach] {
+			r.errorf(mpath, "mapping %s: no machine %q (the machines are %s)", m.Name, mach, strings.Join(in.Machines, ", "))
 		}
-		sort.Strings(machs)
-		for _, mach := range machs {
-			mpath := path + ".allocation." + mach
-			if machsKnown && !machIndex[mach] {
-				r.errorf(mpath, "mapping %s: no machine %q (the machines are %s)", m.Name, mach, strings.Join(in.Machines, ", "))
+		for _, app := range m.Allocation[mach] {
+			if _, ok := appIndex[app]; !ok && appsKnown {
+				r.errorf(mpath, "mapping %s: no application %q", m.Name, app)
+				continue
 			}
-			for _, app := range m.Allocation[mach] {
-				if _, ok := appIndex[app]; !ok && appsKnown {
-					r.errorf(mpath, "mapping %s: no application %q", m.Name, app)
-					continue
-				}
-				if prev, ok := where[app]; ok {
-					r.errorf(mpath, "mapping %s: application %s is mapped twice (to %s and %s)", m.Name, app, prev, mach)
-				}
-				where[app] = mach
+			if prev, ok := where[app]; ok {
+				r.errorf(mpath, "mapping %s: application %s is mapped twice (to %s and %s)", m.Name, app, prev, mach)
 			}
-		}
-		for _, a := range in.Apps {
-			if _, ok := where[a]; !ok {
-				r.errorf(path+".allocation", "mapping %s: application %s is not mapped to any machine", m.Name, a)
-			}
+			where[app] = mach
 		}
 	}
-	in.Mappings = s.Mappings
-	in.Phases = 1
-	if s.Work != nil {
-		in.Phases = s.Work.Phases
-		if in.Phases < 1 || in.Phases > 64 {
-			r.errorf("work.erlang", "work.erlang must be a whole number of phases from 1 to 64, found %d", in.Phases)
+	for _, a := range in.Apps {
+		if _, ok := where[a]; !ok {
+			r.errorf(path+".allocation", "mapping %s: application %s is not mapped to any machine", m.Name, a)
 		}
 	}
+}
+
+// resolveOwners sets in.Owners (per machine, nil: none) from the owners
+// given by machine name, in name order, with their defaults, and checks
+// them.
+func (r *resolver) resolveOwners(in *Instance) {
+	s := r.s
 	in.Owners = make([]*Owner, len(in.Machines))
 	owned := make([]string, 0, len(s.Owners))
 	for mach := range s.Owners {
@@ -708,7 +758,7 @@ func (s *Spec) resolve() (*Instance, error) {
 				j = k
 			}
 		}
-		if j < 0 && machsKnown {
+		if j < 0 && in.Machines != nil {
 			r.errorf(path, "owner of %q: no such machine (the machines are %s)", mach, strings.Join(in.Machines, ", "))
 			continue
 		}
@@ -725,39 +775,35 @@ func (s *Spec) resolve() (*Instance, error) {
 		if o.Start == "" {
 			o.Start = "idle"
 		}
-		switch {
-		case !(o.Arrival > 0) || math.IsInf(o.Arrival, 0):
-			r.errorf(path+".arrival", "owner of %s: the arrival rate must be positive, found %g", mach, o.Arrival)
-		case !(o.Service > 0) || math.IsInf(o.Service, 0):
-			r.errorf(path+".service", "owner of %s: the service rate must be positive, found %g", mach, o.Service)
-		case o.Discipline != "preemptive" && o.Discipline != "sharing":
-			r.errorf(path+".discipline", "owner of %s: discipline must be preemptive or sharing, found %q", mach, o.Discipline)
-		case o.Capacity < 1 || o.Capacity > 1000:
-			r.errorf(path+".capacity", "owner of %s: capacity must be from 1 to 1000 jobs, found %d", mach, o.Capacity)
-		case o.Start != "idle" && o.Start != "stationary":
-			r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
-		case j >= 0 && j < len(in.Avail) && j < len(in.AvailP) && (in.Avail[j] != 1 || in.AvailP[j] != 1):
-			r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
-		case !(o.Availability() > 0):
-			r.errorf(path, "owner of %s: with load %g (arrival/service) and capacity %d the applications' share of the processor underflows to 0 (about %g^-%d): expected a lighter owner or a smaller capacity",
-				mach, o.Rho(), o.Capacity, o.Rho(), o.Capacity)
-		case o.Start == "stationary" && !finiteDistribution(o.Stationary()):
-			r.errorf(path+".start", "owner of %s: its stationary start cannot be computed in floating point (load %g, capacity %d)", mach, o.Rho(), o.Capacity)
-		}
+		r.checkOwner(in, path, mach, j, o)
 		if j >= 0 {
 			in.Owners[j] = o
 		}
 	}
-	// Resources before the mappings by rule: the heuristics count the
-	// time of staging input (expectedTimes).
-	r.resolveResources(in)
-	if len(r.errs) == 0 {
-		r.ruleMappings(in)
+}
+
+// checkOwner checks the owner o of machine mach (index j, -1 if unknown),
+// at path: its first fault.
+func (r *resolver) checkOwner(in *Instance, path, mach string, j int, o *Owner) {
+	switch {
+	case !(o.Arrival > 0) || math.IsInf(o.Arrival, 0):
+		r.errorf(path+".arrival", "owner of %s: the arrival rate must be positive, found %g", mach, o.Arrival)
+	case !(o.Service > 0) || math.IsInf(o.Service, 0):
+		r.errorf(path+".service", "owner of %s: the service rate must be positive, found %g", mach, o.Service)
+	case o.Discipline != "preemptive" && o.Discipline != "sharing":
+		r.errorf(path+".discipline", "owner of %s: discipline must be preemptive or sharing, found %q", mach, o.Discipline)
+	case o.Capacity < 1 || o.Capacity > 1000:
+		r.errorf(path+".capacity", "owner of %s: capacity must be from 1 to 1000 jobs, found %d", mach, o.Capacity)
+	case o.Start != "idle" && o.Start != "stationary":
+		r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
+	case j >= 0 && j < len(in.Avail) && j < len(in.AvailP) && (in.Avail[j] != 1 || in.AvailP[j] != 1):
+		r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
+	case !(o.Availability() > 0):
+		r.errorf(path, "owner of %s: with load %g (arrival/service) and capacity %d the applications' share of the processor underflows to 0 (about %g^-%d): expected a lighter owner or a smaller capacity",
+			mach, o.Rho(), o.Capacity, o.Rho(), o.Capacity)
+	case o.Start == "stationary" && !finiteDistribution(o.Stationary()):
+		r.errorf(path+".start", "owner of %s: its stationary start cannot be computed in floating point (load %g, capacity %d)", mach, o.Rho(), o.Capacity)
 	}
-	if len(r.errs) > 0 {
-		return nil, r.errs
-	}
-	return in, nil
 }
 
 // RequireMappings reports, in the specification's terms, that it has no
@@ -1039,22 +1085,13 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 				return out
 			}
 		case raw[0] == '{':
-			var u struct {
-				Uniform []float64 `json:"uniform"`
-			}
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&u); err != nil || len(u.Uniform) != 2 || !(u.Uniform[0] <= u.Uniform[1]) {
-				r.errorf(p, "%s: a range is written {\"uniform\": [a, b]} with a <= b", p)
-				return out
-			}
 			m := n
 			if m < 0 {
 				m = len(out[0])
 			}
-			vals = make([]float64, m)
-			for i := range vals {
-				vals[i] = u.Uniform[0] + (u.Uniform[1]-u.Uniform[0])*rng.Float64()
+			var ok bool
+			if vals, ok = r.uniformValues(p, raw, m, rng); !ok {
+				return out
 			}
 		default:
 			var x float64
@@ -1082,19 +1119,44 @@ func (r *resolver) values(path string, v *Values, n int, rng *rand.Rand, availab
 			r.errorf(p, "%s has %d values, %d are needed", p, len(vals), want)
 			return out
 		}
-		for i, x := range vals {
-			switch {
-			case math.IsNaN(x) || math.IsInf(x, 0):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is not a finite number", p, i+1)
-			case availability && !(x > 0 && x <= 1):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "availability %g of machine %d is outside (0, 1]", x, i+1)
-			case !availability && !(x > 0):
-				r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is %g: it must be positive", p, i+1, x)
-			}
-		}
+		r.checkValues(p, vals, availability)
 		out[k] = vals
 	}
 	return out
+}
+
+// uniformValues draws m values from rng uniformly in the range raw gives,
+// {"uniform": [a, b]} (at path p), or reports it and returns false.
+func (r *resolver) uniformValues(p string, raw []byte, m int, rng *rand.Rand) ([]float64, bool) {
+	var u struct {
+		Uniform []float64 `json:"uniform"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&u); err != nil || len(u.Uniform) != 2 || !(u.Uniform[0] <= u.Uniform[1]) {
+		r.errorf(p, "%s: a range is written {\"uniform\": [a, b]} with a <= b", p)
+		return nil, false
+	}
+	vals := make([]float64, m)
+	for i := range vals {
+		vals[i] = u.Uniform[0] + (u.Uniform[1]-u.Uniform[0])*rng.Float64()
+	}
+	return vals, true
+}
+
+// checkValues reports every value at p that is not finite, or not
+// positive, or (availability) outside (0, 1].
+func (r *resolver) checkValues(p string, vals []float64, availability bool) {
+	for i, x := range vals {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is not a finite number", p, i+1)
+		case availability && !(x > 0 && x <= 1):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "availability %g of machine %d is outside (0, 1]", x, i+1)
+		case !availability && !(x > 0):
+			r.errorf(fmt.Sprintf("%s[%d]", p, i), "%s value %d is %g: it must be positive", p, i+1, x)
+		}
+	}
 }
 
 // readETC reads the ETC file of etc_csv (relative to the specification):

@@ -130,28 +130,74 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	if opt.Epsilon <= 0 {
 		opt.Epsilon = 1e-10
 	}
-	if !(opt.Epsilon < 1) {
-		return nil, fmt.Errorf("epsilon %g must be in (0, 1)", opt.Epsilon)
+	if err := q.check(opt.Epsilon); err != nil {
+		return nil, err
+	}
+	a := &Analysis{Semantics: Initial, Solved: "flat", SolvedWhy: "--flat was given", Mean: math.NaN()}
+	parts, partIndex, err := a.chooseChain(ctx, s, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.buildProblem(ctx, parts, partIndex, q); err != nil {
+		return nil, err
+	}
+	popt, runOn := solveOptions(ctx, a.Chain, a.Problem, q, opt)
+	rs, err := Solve(ctx, a.Chain, []Problem{a.Problem}, popt)
+	if err != nil {
+		return nil, err
+	}
+	r := rs[0]
+	a.Result = r
+	if err := a.readPoints(r, q); err != nil {
+		return nil, err
+	}
+	how := a.mean(ctx, r, q, runOn)
+	if opt.Stage != nil {
+		opt.Stage("CDF values, quantiles and mean", how)
+	}
+	if a.MeanErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a.Mean = math.NaN()
+		if !errors.Is(a.MeanErr, ErrMeanUnavailable) {
+			a.MeanErr = fmt.Errorf("%w: %w", ErrMeanUnavailable, a.MeanErr)
+		}
+	}
+	return a, nil
+}
+
+// check refuses a malformed query (epsilon is the analysis's).
+func (q *Query) check(epsilon float64) error {
+	if !(epsilon < 1) {
+		return fmt.Errorf("epsilon %g must be in (0, 1)", epsilon)
 	}
 	if (len(q.TargetActions) == 0) == (q.Target == "") {
-		return nil, fmt.Errorf("give exactly one of target actions and a target predicate")
+		return fmt.Errorf("give exactly one of target actions and a target predicate")
 	}
 	if len(q.SourceActions) > 0 && len(q.TargetActions) == 0 {
-		return nil, fmt.Errorf("source actions (plug-in semantics) need target actions")
+		return fmt.Errorf("source actions (plug-in semantics) need target actions")
 	}
 	for _, t := range q.Times {
 		if !(t >= 0) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("time %g is not a finite non-negative number", t)
+			return fmt.Errorf("time %g is not a finite non-negative number", t)
 		}
 	}
 	for _, p := range q.Quantiles {
 		if !(p > 0 && p < 1) {
-			return nil, fmt.Errorf("quantile %g is not a probability in (0, 1)", p)
+			return fmt.Errorf("quantile %g is not a probability in (0, 1)", p)
 		}
 	}
-	a := &Analysis{Semantics: Initial, Solved: "flat", SolvedWhy: "--flat was given", Mean: math.NaN()}
-	// A passage whose actions all belong to one independent part has the
-	// same distribution on that part's own chain (ctmc.Decompose).
+	return nil
+}
+
+// chooseChain sets a.Chain, and why it is that chain: the one independent
+// part that performs every action of the query, when there is one (a
+// passage whose actions all belong to one independent part has the same
+// distribution on that part's own chain: ctmc.Decompose), else the
+// product chain. It returns the parts and the part's index (-1: none)
+// when decomposed.
+func (a *Analysis) chooseChain(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions) ([]*ctmc.Part, int, error) {
 	var parts []*ctmc.Part
 	partIndex := -1
 	if q.Target != "" {
@@ -178,32 +224,43 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 		}
 		var err error
 		if a.Chain, err = derive(ctx, s); err != nil {
-			return nil, err
+			return nil, -1, err
 		}
 	}
-	c := a.Chain
+	return parts, partIndex, nil
+}
 
-	var err error
+// buildProblem sets a.Problem, the passage of the query's semantics on
+// a.Chain: to the states of a predicate, plug-in (source actions) or
+// initial.
+func (a *Analysis) buildProblem(ctx context.Context, parts []*ctmc.Part, partIndex int, q Query) error {
+	c := a.Chain
 	switch {
 	case q.Target != "":
 		p, err := ctmc.ParsePredicate(c.S, q.Target)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Problem = StateProblem(c, ctmc.SelectStates(c, p))
 	case len(q.SourceActions) > 0:
 		a.Semantics = Plugin
+		var err error
 		if a.Problem, err = pluginProblemOf(ctx, c, parts, partIndex, q); err != nil {
-			return nil, err
+			return err
 		}
 	default:
 		tgt, err := ActionIDs(c.S, q.TargetActions)
 		if err != nil {
-			return nil, fmt.Errorf("--target-action: %w", err)
+			return fmt.Errorf("--target-action: %w", err)
 		}
 		a.Problem = InitialProblem(c, tgt)
 	}
+	return nil
+}
 
+// solveOptions are the uniformization's options for the query, and
+// whether the series runs on past the horizon for the mean.
+func solveOptions(ctx context.Context, c *ctmc.Chain, pr Problem, q Query, opt AnalyzeOptions) (Options, bool) {
 	horizon := 0.0
 	for _, t := range q.Times {
 		horizon = math.Max(horizon, t)
@@ -228,18 +285,18 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	// unavailable.
 	if !popt.Complete && !q.NoMean {
 		need := meanBytes(c)
-		if membudget.Check(ctx, "", need, "") != nil && membudget.Check(ctx, "", forwardBytes(c, a.Problem), "") == nil {
+		if membudget.Check(ctx, "", need, "") != nil && membudget.Check(ctx, "", forwardBytes(c, pr), "") == nil {
 			popt.Complete, popt.ExtraSteps, runOn = true, 0, false
 			membudget.Degrade(ctx, "passage: the mean's linear solve would need %s, %s left of the memory budget: the series runs on to completion instead, and the mean is its sum",
 				membudget.FormatSize(need), membudget.FormatSize(membudget.Left(ctx)))
 		}
 	}
-	rs, err := Solve(ctx, c, []Problem{a.Problem}, popt)
-	if err != nil {
-		return nil, err
-	}
-	r := rs[0]
-	a.Result = r
+	return popt, runOn
+}
+
+// readPoints sets the CDF (and density) at the query's times, or on the
+// default grid, and its quantiles.
+func (a *Analysis) readPoints(r *Result, q Query) error {
 	times := q.Times
 	if len(times) == 0 {
 		times = DefaultGrid(r)
@@ -247,12 +304,12 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	for _, t := range times {
 		v, err := r.CDF(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pt := Point{T: t, CDF: v, PDF: math.NaN()}
 		if q.PDF {
 			if pt.PDF, err = r.PDF(t); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		a.Points = append(a.Points, pt)
@@ -260,61 +317,52 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	for _, p := range q.Quantiles {
 		t, err := r.Quantile(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
 	}
-	// A passage that may never end has an infinite mean, with no solve; a
-	// complete series gives the mean as its sum (SeriesMean); a series cut
-	// at the horizon, or a dense solve that has no series, needs the
-	// linear solve.
-	how := ""
+	return nil
+}
+
+// mean sets the mean and says how it was had: a passage that may never
+// end has an infinite mean, with no solve; a complete series gives the
+// mean as its sum (SeriesMean); a series cut at the horizon, or a dense
+// solve that has no series, needs the linear solve.
+func (a *Analysis) mean(ctx context.Context, r *Result, q Query, runOn bool) string {
 	switch {
 	case q.NoMean:
 		a.Mean, a.MeanFrom = math.NaN(), "not asked"
-		how = "no mean: not asked"
+		return "no mean: not asked"
 	case r.dense == nil && r.MayNeverEnd:
 		a.Mean, a.MeanFrom = math.Inf(1), "may never end"
-		how = "infinite: the passage may never end"
+		return "infinite: the passage may never end"
 	case r.Complete && r.dense == nil:
 		a.Mean, a.MeanTail, a.MeanErr = r.SeriesMean()
-		a.MeanFrom, how = "series", "from the series"
+		a.MeanFrom = "series"
 		if runOn {
-			how = fmt.Sprintf("from the series, run on to step %d", r.Iterations())
+			return fmt.Sprintf("from the series, run on to step %d", r.Iterations())
 		}
-	default:
-		if runOn {
-			// The uniformization's generator and vectors are garbage now:
-			// collected first, their memory is reused by the solve instead
-			// of adding to the peak (5.8M states, 52.7M transitions: 1.36 GB
-			// peak, 1.97 GB without).
-			runtime.GC()
-		}
-		a.Mean, a.MeanErr = Mean(ctx, c, a.Problem)
-		a.MeanFrom, how = "linear solve", "linear solve"
-		if r.backward {
-			how = "linear solve: the passage was iterated backward (no series to sum)"
-		} else if runOn {
-			if more, ok := r.StepsToComplete(); ok {
-				how = fmt.Sprintf("linear solve: the series would need about %d more steps, above %d", more, seriesMeanExtraSteps)
-			} else {
-				how = "linear solve: no decay of the series to extrapolate"
-			}
-		}
+		return "from the series"
 	}
-	if opt.Stage != nil {
-		opt.Stage("CDF values, quantiles and mean", how)
+	if runOn {
+		// The uniformization's generator and vectors are garbage now:
+		// collected first, their memory is reused by the solve instead
+		// of adding to the peak (5.8M states, 52.7M transitions: 1.36 GB
+		// peak, 1.97 GB without).
+		runtime.GC()
 	}
-	if a.MeanErr != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	a.Mean, a.MeanErr = Mean(ctx, a.Chain, a.Problem)
+	a.MeanFrom = "linear solve"
+	switch {
+	case r.backward:
+		return "linear solve: the passage was iterated backward (no series to sum)"
+	case runOn:
+		if more, ok := r.StepsToComplete(); ok {
+			return fmt.Sprintf("linear solve: the series would need about %d more steps, above %d", more, seriesMeanExtraSteps)
 		}
-		a.Mean = math.NaN()
-		if !errors.Is(a.MeanErr, ErrMeanUnavailable) {
-			a.MeanErr = fmt.Errorf("%w: %w", ErrMeanUnavailable, a.MeanErr)
-		}
+		return "linear solve: no decay of the series to extrapolate"
 	}
-	return a, nil
+	return "linear solve"
 }
 
 // pluginProblemOf builds the plug-in passage, with the steady state of the

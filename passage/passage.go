@@ -620,6 +620,10 @@ var keepLane = func() (t [256][8]float64) {
 	return t
 }()
 
+// solveBlock solves a block of passages (solveAll's) on one kernel at
+// uniformization rate q, their series in lanes of one iteration;
+// totalPassages is the number of passages of all the blocks, among which
+// the series' memory is shared.
 func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, totalPassages int, opt Options) ([]*Result, error) {
 	n, P := c.N, len(probs)
 	budget := membudget.FromContext(ctx)
@@ -633,12 +637,39 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		return nil, err
 	}
 	opt.stage("generator", fmt.Sprintf("%d entries, %d distinct values", len(k.cSrc)+len(k.sSrc), len(k.val)))
-	L := k.lanes
+	results := k.startResults(c, probs, q, opt)
+	if opt.ReleaseChain {
+		// Everything below reads the kernel only; the vectors are made
+		// after the memory is returned.
+		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
+		debug.FreeOSMemory()
+	}
+	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, k.lanes), solveHint); err != nil {
+		return nil, err
+	}
+	v := k.startVector(probs)
+	sp, err := planSeries(budget, P, q, totalPassages, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.runSeries(ctx, v, results, sp, opt); err != nil {
+		return nil, err
+	}
+	reportSteps(results, opt)
+	if err := sp.checkEnded(budget, results, q, opt); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
 
-	results := make([]*Result, P)
-	seen := make([]bool, n)
+// startResults are the block's results before the first step: the mass
+// that starts in a target, whether the target is reachable, and whether
+// the passage may never end.
+func (k *kernel) startResults(c *ctmc.Chain, probs []Problem, q float64, opt Options) []*Result {
+	results := make([]*Result, len(probs))
+	seen := make([]bool, c.N)
 	for p, pr := range probs {
-		r := &Result{Q: q, Epsilon: opt.Epsilon, Method: "uniformization", lanes: L}
+		r := &Result{Q: q, Epsilon: opt.Epsilon, Method: "uniformization", lanes: k.lanes}
 		a0 := 0.0
 		for i, x := range pr.Alpha {
 			if pr.TargetStates != nil && pr.TargetStates[i] {
@@ -653,22 +684,19 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		clear(seen)
 		// When every state outside the target is live the passage always
 		// ends, with no search.
-		if k.liveCount[p]+k.zeroCount[p] < n {
+		if k.liveCount[p]+k.zeroCount[p] < c.N {
 			r.MayNeverEnd = k.mayNeverEnd(c, pr, p, seen)
 		}
 		results[p] = r
 	}
-	seen = nil
-	if opt.ReleaseChain {
-		// Everything below reads the kernel only; the vectors are made
-		// after the memory is returned.
-		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
-		debug.FreeOSMemory()
-	}
-	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, L), solveHint); err != nil {
-		return nil, err
-	}
-	v := alignedFloats(n * L)
+	return results
+}
+
+// startVector is the start distributions outside the targets, lane by
+// lane, in kernel rows.
+func (k *kernel) startVector(probs []Problem) []float64 {
+	L := k.lanes
+	v := alignedFloats(k.n * L)
 	for p, pr := range probs {
 		for i, x := range pr.Alpha {
 			if pr.TargetStates == nil || !pr.TargetStates[i] {
@@ -676,57 +704,86 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 			}
 		}
 	}
-	// The series stops at the budget, or for a horizon at the right
-	// truncation point of q*Horizon (+1: the density needs one more), or
-	// as soon as every passage's absorbable mass is below Epsilon/2.
-	stepCap := MaxSeriesValues / totalPassages
+	return v
+}
+
+// seriesPlan says how far a block's series may run and when each passage
+// has what it needs.
+type seriesPlan struct {
+	// stepCap bounds the steps: the series' memory (MaxSeriesValues over
+	// all passages, Options.MaxIterations, or, memCapped, a quarter of
+	// what the memory budget leaves).
+	stepCap   int
+	memCapped bool
+	// hEnd is the step at the horizon's end (-1 with Complete: every
+	// passage runs until its absorbable mass is below Epsilon/2); pmax
+	// the largest quantile to find past the horizon (0: none).
+	hEnd int
+	pmax float64
+	// kmax is the last step; known when it is decided beforehand (then
+	// the progress reports it).
+	kmax  int
+	known bool
+	// until[p] is the last step passage p needs, once decided
+	// (math.MaxInt before).
+	until []int
+}
+
+// planSeries plans the series of a block of P passages. It stops at the
+// budget, or for a horizon at the right truncation point of q*Horizon (+1:
+// the density needs one more), or as soon as every passage's absorbable
+// mass is below Epsilon/2.
+func planSeries(budget *membudget.Budget, P int, q float64, totalPassages int, opt Options) (*seriesPlan, error) {
+	sp := &seriesPlan{stepCap: MaxSeriesValues / totalPassages, hEnd: -1}
 	if opt.MaxIterations > 0 {
-		stepCap = min(stepCap, opt.MaxIterations)
+		sp.stepCap = min(sp.stepCap, opt.MaxIterations)
 	}
 	// The series grows by doubling: at most a quarter of what the memory
 	// budget leaves goes to it.
-	memCapped := false
-	if memSteps := int(min(budget.Left()/int64(32*P), math.MaxInt32)); memSteps < stepCap {
-		stepCap, memCapped = max(memSteps, 1), true
+	if memSteps := int(min(budget.Left()/int64(32*P), math.MaxInt32)); memSteps < sp.stepCap {
+		sp.stepCap, sp.memCapped = max(memSteps, 1), true
 	}
 	// Without Complete a passage needs its series up to the horizon's
 	// end (hEnd), then, if Quantiles are asked, until its CDF reaches the
 	// largest of them (checked every quantileCheck steps: Quantile finds
 	// them without the rest of the series), and then may run on for
-	// ExtraSteps more steps for its mean. until[p] is the last step
-	// passage p needs, once decided.
-	hEnd := -1 // Complete: every passage runs until its absorbable mass is below Epsilon/2
+	// ExtraSteps more steps for its mean.
 	if !opt.Complete {
 		right, err := PoissonRight(q*math.Max(opt.Horizon, 0), opt.Epsilon/2)
 		if err != nil {
 			return nil, err
 		}
-		hEnd = right + 1
+		sp.hEnd = right + 1
 	}
-	pmax := 0.0 // the largest quantile to find past the horizon
-	if hEnd >= 0 {
+	if sp.hEnd >= 0 {
 		for _, x := range opt.Quantiles {
-			pmax = math.Max(pmax, x)
+			sp.pmax = math.Max(sp.pmax, x)
 		}
 	}
-	kmax, known := stepCap, false
-	if hEnd >= 0 && pmax == 0 && hEnd <= stepCap {
-		kmax, known = min(stepCap, hEnd+opt.ExtraSteps), true
+	sp.kmax = sp.stepCap
+	if sp.hEnd >= 0 && sp.pmax == 0 && sp.hEnd <= sp.stepCap {
+		sp.kmax, sp.known = min(sp.stepCap, sp.hEnd+opt.ExtraSteps), true
 	}
-	until := make([]int, P)
-	for p := range until {
-		until[p] = math.MaxInt
+	sp.until = make([]int, P)
+	for p := range sp.until {
+		sp.until[p] = math.MaxInt
 	}
+	return sp, nil
+}
+
+// runSeries iterates v over the kernel, a block of rows per task on the
+// pool, and records each passage's absorbed mass until it has what it
+// needs or the plan's last step.
+func (k *kernel) runSeries(ctx context.Context, v []float64, results []*Result, sp *seriesPlan, opt Options) error {
+	n, L := k.n, k.lanes
 	progressMax := 0
-	if known {
-		progressMax = kmax
+	if sp.known {
+		progressMax = sp.kmax
 	}
-	done := make([]bool, P)
-	rest := make([]float64, P)
+	done := make([]bool, len(results))
 	for p, r := range results {
-		rest[p] = k.restMass(v, p)
-		r.Rest = rest[p]
-		if !r.Reachable || rest[p] <= opt.Epsilon/2 {
+		r.Rest = k.restMass(v, p)
+		if !r.Reachable || r.Rest <= opt.Epsilon/2 {
 			done[p], r.Complete = true, true
 		}
 	}
@@ -737,13 +794,13 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	pool := newPool(nblocks)
 	defer pool.close()
 	last := time.Now()
-	for step := 1; step <= kmax; step++ {
+	for step := 1; step <= sp.kmax; step++ {
 		if allTrue(done) {
 			break
 		}
 		if step&63 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if opt.Progress != nil && step&15 == 0 && time.Since(last) > 500*time.Millisecond {
@@ -766,56 +823,75 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 				sink += sinkPart[b*L+p]
 				rs += restPart[b*L+p]
 			}
-			r.Absorbed = append(r.Absorbed, r.Absorbed[len(r.Absorbed)-1]+sink)
-			r.Rest = rs
-			if rs <= opt.Epsilon/2 {
-				done[p], r.Complete = true, true
-				continue
-			}
-			if hEnd < 0 || step < hEnd {
-				continue
-			}
-			if until[p] == math.MaxInt {
-				if pmax > 0 && (step-hEnd)%quantileCheck != 0 {
-					continue
-				}
-				if pmax > 0 && !r.reaches(pmax) {
-					continue
-				}
-				until[p] = step
-				if opt.ExtraSteps > 0 && r.worthRunningOn(opt.ExtraSteps) {
-					until[p] = step + opt.ExtraSteps
-				}
-			}
-			done[p] = step >= until[p]
+			done[p] = sp.record(r, p, step, sink, rs, opt)
 		}
 	}
+	return nil
+}
+
+// record adds step's absorbed mass sink to passage p's series, with rest
+// the mass that can still reach the target, and reports whether the
+// passage has what it needs: its series is complete, or its last step
+// (the horizon's end, the quantiles found, and the steps for its mean if
+// worth it) is reached.
+func (sp *seriesPlan) record(r *Result, p, step int, sink, rest float64, opt Options) bool {
+	r.Absorbed = append(r.Absorbed, r.Absorbed[len(r.Absorbed)-1]+sink)
+	r.Rest = rest
+	if rest <= opt.Epsilon/2 {
+		r.Complete = true
+		return true
+	}
+	if sp.hEnd < 0 || step < sp.hEnd {
+		return false
+	}
+	if sp.until[p] == math.MaxInt {
+		if sp.pmax > 0 && (step-sp.hEnd)%quantileCheck != 0 {
+			return false
+		}
+		if sp.pmax > 0 && !r.reaches(sp.pmax) {
+			return false
+		}
+		sp.until[p] = step
+		if opt.ExtraSteps > 0 && r.worthRunningOn(opt.ExtraSteps) {
+			sp.until[p] = step + opt.ExtraSteps
+		}
+	}
+	return step >= sp.until[p]
+}
+
+// reportSteps reports the steps the series took (per passage, for a
+// block).
+func reportSteps(results []*Result, opt Options) {
 	steps := 0
-	each := make([]string, P)
+	each := make([]string, len(results))
 	for p, r := range results {
 		steps = max(steps, r.Iterations())
 		each[p] = strconv.Itoa(r.Iterations())
 	}
-	detail := fmt.Sprintf("%d steps, %d passages", steps, P)
-	if P > 1 {
+	detail := fmt.Sprintf("%d steps, %d passages", steps, len(results))
+	if len(results) > 1 {
 		detail += " (" + strings.Join(each, ", ") + ")"
 	}
 	opt.stage("CDF steps", detail)
+}
+
+// checkEnded fails unless every passage has what it needs: its series is
+// complete or its last step was decided (the horizon reached, the
+// quantiles found); else the step cap stopped it.
+func (sp *seriesPlan) checkEnded(budget *membudget.Budget, results []*Result, q float64, opt Options) error {
+	P := len(results)
 	for p, r := range results {
-		// What a passage needs is there when its series is complete or
-		// its last step was decided (the horizon reached, the quantiles
-		// found); else the step cap stopped it.
-		if !r.Complete && until[p] == math.MaxInt {
-			if memCapped {
-				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, kmax), membudget.Bytes(int64(kmax), int64(32*P)), solveHint); err != nil {
-					return nil, err
+		if !r.Complete && sp.until[p] == math.MaxInt {
+			if sp.memCapped {
+				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, sp.kmax), membudget.Bytes(int64(sp.kmax), int64(32*P)), solveHint); err != nil {
+					return err
 				}
 			}
-			return nil, fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
+			return fmt.Errorf("%w: passage %d still has %.3g of its probability in states that can reach the target after %d steps (q = %.6g, so t = %.6g; epsilon/2 = %.3g)",
 				ErrTooManySteps, p, r.Rest, r.Iterations(), q, float64(r.Iterations())/q, opt.Epsilon/2)
 		}
 	}
-	return results, nil
+	return nil
 }
 
 // specialAhead is how many special entries ahead the one-pass kernel
@@ -848,6 +924,31 @@ func allTrue(b []bool) bool {
 // fails if some state outside a target is left at a total rate above q:
 // its diagonal entry would be negative and the series meaningless.
 func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
+	k, err := newKernel(c, probs)
+	if err != nil {
+		return nil, err
+	}
+	mask := targetMask(probs)
+	// The transposition is split by source states among the cores: each
+	// worker counts its entries per target row, the counts give every
+	// worker its own stretch of each row (in worker order, so a row lists
+	// its sources in increasing order, as one worker would), and each
+	// fills its stretches.
+	T := max(1, min(runtime.GOMAXPROCS(0), k.n/4096))
+	cCur, sCur := k.countEntries(c, mask, T)
+	idx16, idx32, table := rateIndices(c)
+	k.allocate(table, q)
+	ends, err := k.fill(c, probs, mask, q, T, cCur, sCur, idx16, idx32, table)
+	if err != nil {
+		return nil, err
+	}
+	k.markLive(ends)
+	return k, nil
+}
+
+// newKernel is the kernel's shape for the block's passages: its lanes,
+// and its row order.
+func newKernel(c *ctmc.Chain, probs []Problem) (*kernel, error) {
 	n, P := c.N, len(probs)
 	L := 1
 	if P > 1 {
@@ -864,8 +965,6 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		// passage's step gathers 8 bytes, with few special entries.
 		k.pos = localityOrder(c)
 	}
-	at := k.at
-	mask := targetMask(probs)
 	for _, pr := range probs {
 		if pr.TargetStates != nil {
 			k.anyZ = true
@@ -874,17 +973,21 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	if int64(len(c.Col)) > math.MaxUint32 {
 		return nil, fmt.Errorf("the chain has %d transitions, more than the %d the passage kernel indexes", len(c.Col), uint32(math.MaxUint32))
 	}
-	// The transposition is split by source states among the cores: each
-	// worker counts its entries per target row, the counts give every
-	// worker its own stretch of each row (in worker order, so a row lists
-	// its sources in increasing order, as one worker would), and each
-	// fills its stretches.
-	T := max(1, min(runtime.GOMAXPROCS(0), n/4096))
-	cCur, sCur := make([][]uint32, T), make([][]uint32, T)
-	bound := func(t int) int { return int(int64(n) * int64(t) / int64(T)) }
+	return k, nil
+}
+
+// workerStart is where worker t of T starts among n source states.
+func workerStart(n, t, T int) int { return int(int64(n) * int64(t) / int64(T)) }
+
+// countEntries counts, on T workers, the common and special entries of
+// every kernel row, and sets the rows' offsets (cPtr, sPtr). It returns
+// each worker's fill cursors: where its stretch of each row starts.
+func (k *kernel) countEntries(c *ctmc.Chain, mask actionMask, T int) (cCur, sCur [][]uint32) {
+	n, at := k.n, k.at
+	cCur, sCur = make([][]uint32, T), make([][]uint32, T)
 	runWorkers(T, func(t int) {
 		cc, sc := make([]uint32, n), make([]uint32, n)
-		for i := bound(t); i < bound(t+1); i++ {
+		for i := workerStart(n, t, T); i < workerStart(n, t+1, T); i++ {
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 				j := c.Col[e]
 				switch {
@@ -910,15 +1013,20 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 		}
 	}
 	k.cPtr[n], k.sPtr[n] = cRun, sRun
+	return cCur, sCur
+}
+
+// allocate makes the kernel's entry arrays for the counted entries, and
+// its values r/q for the chain's distinct rates table.
+func (k *kernel) allocate(table []float64, q float64) {
+	n, G := k.n, k.groups
 	k.cSrc = make([]int32, k.cPtr[n])
 	k.sSrc, k.sMask = make([]int32, int(k.sPtr[n])+specialAhead)[:k.sPtr[n]], make([]uint8, int(k.sPtr[n])*G)
-	idx16, idx32, table := rateIndices(c)
 	k.val = make([]float64, len(table))
 	for i, r := range table {
 		k.val[i] = r / q
 	}
-	small := len(table) <= 1<<16
-	if small {
+	if len(table) <= 1<<16 {
 		k.cIdx16, k.sIdx16 = make([]uint16, k.cPtr[n]), make([]uint16, k.sPtr[n])
 	} else {
 		k.cIdx32, k.sIdx32 = make([]uint32, k.cPtr[n]), make([]uint32, k.sPtr[n])
@@ -928,6 +1036,19 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	if k.anyZ {
 		k.zero = make([]uint8, n*G)
 	}
+}
+
+// fill writes the kernel's entries, diagonal and target lanes on T
+// workers (each its own source states, into its stretches of the rows),
+// and returns, per kernel row, the lanes whose passage a transition of
+// the row ends. It fails if some state outside a target is left at a
+// total rate above q.
+//
+// The per-transition loop is the kernel's construction proper (tens of
+// millions of transitions): it stays whole in one closure.
+func (k *kernel) fill(c *ctmc.Chain, probs []Problem, mask actionMask, q float64, T int, cCur, sCur [][]uint32, idx16 []uint16, idx32 []uint32, table []float64) ([]uint8, error) {
+	n, G, at := k.n, k.groups, k.at
+	small := len(table) <= 1<<16
 	ends := make([]uint8, n*G) // lane masks: j has a transition that ends the lane's passage
 	var withStates []int       // the passages with target states
 	for p, pr := range probs {
@@ -945,7 +1066,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 	}
 	runWorkers(T, func(t int) {
 		cFill, sFill := cCur[t], sCur[t]
-		for i := bound(t); i < bound(t+1); i++ {
+		for i := workerStart(n, t, T); i < workerStart(n, t+1, T); i++ {
 			all := 0.0
 			ki := at(i) // i's row in the kernel
 			for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
@@ -1006,8 +1127,7 @@ func buildKernel(c *ctmc.Chain, probs []Problem, q float64) (*kernel, error) {
 			return nil, err
 		}
 	}
-	k.markLive(ends)
-	return k, nil
+	return ends, nil
 }
 
 // runWorkers runs f(0), ..., f(T-1) at once and waits for them.

@@ -182,15 +182,59 @@ func (c *comp) state(i int) string {
 	return fmt.Sprintf("%s_%d", c.name, i)
 }
 
+// system is a general model being drawn: the system equation is
+// ((C0 <L1> C1) <L2> C2) ..., sets[j] the set where component j joins
+// (j >= 1), or <*> where wildcard[j].
+type system struct {
+	pool     []string // the shared actions
+	comps    []*comp
+	sets     [][]string
+	wildcard []bool
+}
+
 func (g *gen) general() Model {
 	r := g.r
-	sharedPool := []string{"s1", "s2", "s3"}[:1+r.Intn(3)]
+	sys := &system{pool: []string{"s1", "s2", "s3"}[:1+r.Intn(3)]}
 	n := 1 + r.Intn(g.p.Components)
 	if g.p.MinProduct > 1 && n == 1 {
 		n = 2 // one component of thousands of states is not what this profile is for
 	}
-	comps := make([]*comp, n)
-	for j := range comps {
+	g.drawComponents(sys, n)
+	g.drawSets(sys)
+	g.drawPassives(sys)
+	g.drawArraysAndHiding(sys)
+	g.writeComponents(sys)
+	prod := product(sys.comps, g.p.MaxProduct)
+	if prod > g.p.MaxProduct || prod < g.p.MinProduct {
+		// Too big: drop arrays and extra components, keep the seed's
+		// determinism by retrying on the same generator.
+		g.defs, g.nrate = nil, 0
+		g.feats = map[string]bool{}
+		if g.stiff {
+			g.feat("stiff")
+		}
+		return g.general()
+	}
+	var b strings.Builder
+	for _, d := range g.defs {
+		b.WriteString(d + "\n")
+	}
+	for _, c := range sys.comps {
+		for _, l := range c.lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	eq := g.equation(&b, sys, prod)
+	b.WriteString(eq + "\n")
+	return Model{Family: "general", Source: b.String()}
+}
+
+// drawComponents draws n components: their local states, local actions
+// and shared actions (from the pool).
+func (g *gen) drawComponents(sys *system, n int) {
+	r := g.r
+	sys.comps = make([]*comp, n)
+	for j := range sys.comps {
 		// Fewer local states when there are more components, so that
 		// most composed models fit the budget.
 		k := 1 + r.Intn(g.p.States+1-n)
@@ -204,17 +248,22 @@ func (g *gen) general() Model {
 		for a := 0; a < 1+r.Intn(3); a++ {
 			c.local = append(c.local, fmt.Sprintf("%s%d", strings.ToLower(c.name), a))
 		}
-		for _, s := range sharedPool {
+		for _, s := range sys.pool {
 			if r.Intn(2) == 0 {
 				c.shared = append(c.shared, s)
 			}
 		}
-		comps[j] = c
+		sys.comps[j] = c
 	}
-	// The system is ((C0 <L1> C1) <L2> C2): sets drawn from the pool,
-	// sometimes with an action a side never performs (blocked).
-	sets := make([][]string, n)
-	wildcard := make([]bool, n)
+}
+
+// drawSets draws the cooperation sets from the pool, sometimes with an
+// action a side never performs (blocked).
+func (g *gen) drawSets(sys *system) {
+	r := g.r
+	n := len(sys.comps)
+	sys.sets = make([][]string, n)
+	sys.wildcard = make([]bool, n)
 	for j := 1; j < n; j++ {
 		x := r.Intn(6)
 		if g.p.MinProduct > 1 && x > 1 && r.Intn(2) == 0 {
@@ -224,30 +273,35 @@ func (g *gen) general() Model {
 		}
 		switch x {
 		case 0:
-			wildcard[j] = true
+			sys.wildcard[j] = true
 			g.feat("wildcard")
 		case 1:
 			// empty: pure interleaving
 		default:
-			for _, s := range sharedPool {
+			for _, s := range sys.pool {
 				if r.Intn(3) > 0 {
-					sets[j] = append(sets[j], s)
+					sys.sets[j] = append(sys.sets[j], s)
 				}
 			}
 		}
 	}
-	// Passive partners: component j (j >= 1) may be passive on an action
-	// of its node's set that the left side performs; the left side is
-	// always active on it (passives are only ever written on right
-	// children, synchronised where they join).
-	for j := 1; j < n; j++ {
-		if wildcard[j] {
+}
+
+// drawPassives makes passive partners: component j (j >= 1) may be
+// passive on an action of its node's set that the left side performs; the
+// left side is always active on it (passives are only ever written on
+// right children, synchronised where they join).
+func (g *gen) drawPassives(sys *system) {
+	r := g.r
+	comps, sets := sys.comps, sys.sets
+	for j := 1; j < len(comps); j++ {
+		if sys.wildcard[j] {
 			continue
 		}
 		if r.Intn(2) == 0 {
 			// Make sure of one candidate: an action both sides perform,
 			// in the set where component j joins.
-			a := sharedPool[r.Intn(len(sharedPool))]
+			a := sys.pool[r.Intn(len(sys.pool))]
 			if !contains(comps[j].shared, a) {
 				comps[j].shared = append(comps[j].shared, a)
 			}
@@ -277,8 +331,13 @@ func (g *gen) general() Model {
 			}
 		}
 	}
-	// Arrays, start-up phases, hiding of local actions.
-	for _, c := range comps {
+}
+
+// drawArraysAndHiding makes components arrays (with a cooperation set or
+// not) and hides a local action of some.
+func (g *gen) drawArraysAndHiding(sys *system) {
+	r := g.r
+	for _, c := range sys.comps {
 		mixed := false
 		for _, m := range c.passive {
 			mixed = mixed || m == modeMixed
@@ -307,52 +366,48 @@ func (g *gen) general() Model {
 			g.feat("hiding")
 		}
 	}
-	for j, c := range comps {
-		g.component(c, n > 1)
+}
+
+// writeComponents writes every component's definitions; a component's
+// stop action is blocked where it joins: the other side never performs
+// it.
+func (g *gen) writeComponents(sys *system) {
+	for j, c := range sys.comps {
+		g.component(c, len(sys.comps) > 1)
 		if c.stop == "" {
 			continue
 		}
-		// The stop action is blocked where the component joins: the
-		// other side never performs it.
 		node := j
 		if j == 0 {
 			node = 1
 		}
-		if !wildcard[node] {
-			sets[node] = append(sets[node], c.stop)
+		if !sys.wildcard[node] {
+			sys.sets[node] = append(sys.sets[node], c.stop)
 		}
 	}
-	// Budget: the product of local derivative counts.
+}
+
+// product is the product of the components' local derivative counts (an
+// upper bound on the states), counted until it passes limit.
+func product(comps []*comp, limit int) int {
 	prod := 1
 	for _, c := range comps {
 		for i := 0; i < c.copies; i++ {
 			prod *= c.derivs
-			if prod > g.p.MaxProduct {
+			if prod > limit {
 				break
 			}
 		}
 	}
-	if prod > g.p.MaxProduct || prod < g.p.MinProduct {
-		// Too big: drop arrays and extra components, keep the seed's
-		// determinism by retrying on the same generator.
-		g.defs, g.nrate = nil, 0
-		g.feats = map[string]bool{}
-		if g.stiff {
-			g.feat("stiff")
-		}
-		return g.general()
-	}
-	var b strings.Builder
-	for _, d := range g.defs {
-		b.WriteString(d + "\n")
-	}
-	for _, c := range comps {
-		for _, l := range c.lines {
-			b.WriteString(l + "\n")
-		}
-	}
-	var sys string
-	for j, c := range comps {
+	return prod
+}
+
+// equation returns the system equation, writing to b the static
+// components it uses.
+func (g *gen) equation(b *strings.Builder, sys *system, prod int) string {
+	r := g.r
+	var eq string
+	for j, c := range sys.comps {
 		t := c.start
 		if c.copies > 1 {
 			t = fmt.Sprintf("%s[%d]", c.start, c.copies)
@@ -364,47 +419,46 @@ func (g *gen) general() Model {
 			t = fmt.Sprintf("(%s) / {%s}", t, strings.Join(c.hide, ", "))
 		}
 		if j == 0 {
-			sys = t
+			eq = t
 			continue
 		}
 		switch {
-		case wildcard[j]:
-			sys = fmt.Sprintf("(%s) <*> (%s)", sys, t)
-		case len(sets[j]) == 0:
-			sys = fmt.Sprintf("(%s) || (%s)", sys, t)
+		case sys.wildcard[j]:
+			eq = fmt.Sprintf("(%s) <*> (%s)", eq, t)
+		case len(sys.sets[j]) == 0:
+			eq = fmt.Sprintf("(%s) || (%s)", eq, t)
 		default:
-			sys = fmt.Sprintf("(%s) <%s> (%s)", sys, strings.Join(sets[j], ", "), t)
+			eq = fmt.Sprintf("(%s) <%s> (%s)", eq, strings.Join(sys.sets[j], ", "), t)
 		}
 		if j == 1 && r.Intn(4) == 0 {
 			// A static component: a constant whose body is a
 			// cooperation, expanded where it is used.
-			fmt.Fprintf(&b, "Sub = %s;\n", sys)
-			sys = "Sub"
+			fmt.Fprintf(b, "Sub = %s;\n", eq)
+			eq = "Sub"
 			g.feat("static")
 		}
 	}
-	if n > 1 && r.Intn(5) == 0 {
+	if len(sys.comps) > 1 && r.Intn(5) == 0 {
 		// Hide a shared action at the top: its synchronised firings
 		// become tau.
-		s := sharedPool[r.Intn(len(sharedPool))]
-		sys = fmt.Sprintf("(%s) / {%s}", sys, s)
+		s := sys.pool[r.Intn(len(sys.pool))]
+		eq = fmt.Sprintf("(%s) / {%s}", eq, s)
 		g.feat("hiding-shared")
 	}
 	if prod*prod <= g.p.MaxProduct && r.Intn(6) == 0 {
 		// Two copies of the whole system, as a static component.
-		fmt.Fprintf(&b, "Sys = %s;\n", sys)
+		fmt.Fprintf(b, "Sys = %s;\n", eq)
 		switch r.Intn(3) {
 		case 0:
-			sys = "Sys || Sys"
+			eq = "Sys || Sys"
 		case 1:
-			sys = "Sys <*> Sys"
+			eq = "Sys <*> Sys"
 		default:
-			sys = fmt.Sprintf("Sys <%s> Sys", sharedPool[r.Intn(len(sharedPool))])
+			eq = fmt.Sprintf("Sys <%s> Sys", sys.pool[r.Intn(len(sys.pool))])
 		}
 		g.feat("static-twice")
 	}
-	b.WriteString(sys + "\n")
-	return Model{Family: "general", Source: b.String()}
+	return eq
 }
 
 func contains(xs []string, x string) bool {
@@ -416,146 +470,187 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// compWriter writes one component's definitions (component).
+type compWriter struct {
+	g         *gen
+	c         *comp
+	acts      []string // the actions it performs
+	passiveAt []bool   // per named state: are its passive-mode actions passive (mixed mode decides per state)?
+	tails     []string // (act, rate).State_i, reused by several branches
+	shape     string   // "cycle", "traps" or "stop"
+}
+
 // component writes the definitions of one sequential component: named
 // states on a cycle (closed, or split into traps for reducible chains),
 // extra branches, anonymous chains, aliases and an optional start-up.
 func (g *gen) component(c *comp, composed bool) {
 	r := g.r
-	acts := append(append([]string{}, c.local...), c.shared...)
-	// Per named state, whether its passive-mode actions are passive
-	// (mixed mode decides per state).
-	passiveAt := make([]bool, c.k)
-	for i := range passiveAt {
-		passiveAt[i] = r.Intn(2) == 0
+	w := &compWriter{g: g, c: c, acts: append(append([]string{}, c.local...), c.shared...)}
+	w.passiveAt = make([]bool, c.k)
+	for i := range w.passiveAt {
+		w.passiveAt[i] = r.Intn(2) == 0
 	}
-	rateFor := func(a string, statePassive bool) string {
-		switch c.passive[a] {
-		case modePassive:
-			return g.passive()
-		case modeMixed:
-			if statePassive {
-				return g.passive()
-			}
-		}
-		return g.rate()
-	}
-	// Tails reused by several branches: (act, rate).State_i.
-	var tails []string
 	// The shape of the local graph.
-	shape := "cycle"
+	w.shape = "cycle"
 	if c.k >= 3 && r.Intn(8) == 0 {
-		shape = "traps" // state 0 leads into two closed traps
+		w.shape = "traps" // state 0 leads into two closed traps
 		g.feat("reducible-component")
 	} else if composed && c.k >= 2 && r.Intn(10) == 0 {
-		shape = "stop" // the last state only performs a blocked action
+		w.shape = "stop" // the last state only performs a blocked action
 		g.feat("stop-state")
-	}
-	// branch writes a chain of 1 to 3 prefixes ending in state target,
-	// or (extra branches of a cycle only) in a tail written before.
-	branch := func(i, target int, extra bool) string {
-		var b strings.Builder
-		length := 1
-		switch x := r.Intn(10); {
-		case x >= 9:
-			length = 3
-		case x >= 6:
-			length = 2
-		}
-		for l := 0; l < length; l++ {
-			a := acts[r.Intn(len(acts))]
-			// Inside an anonymous chain the state is fresh: its
-			// mixed-mode passivity is drawn per prefix.
-			sp := passiveAt[i]
-			if l > 0 {
-				sp = r.Intn(2) == 0
-			}
-			fmt.Fprintf(&b, "(%s, %s).", a, rateFor(a, sp))
-			c.derivs++
-		}
-		if extra && shape == "cycle" && len(tails) > 0 && r.Intn(3) == 0 {
-			g.feat("repeated-anonymous")
-			b.WriteString(tails[r.Intn(len(tails))])
-			c.derivs--
-			return b.String()
-		}
-		b.WriteString(c.state(target))
-		return b.String()
 	}
 	c.derivs = c.k
 	bodies := make([][]string, c.k)
 	for i := 0; i < c.k; i++ {
-		var next int
-		switch shape {
-		case "traps":
-			switch {
-			case i == 0:
-				next = 1
-				bodies[i] = append(bodies[i], branch(i, 2, false))
-			case i == 1 || i == 2:
-				next = i // a self-loop trap
-			default:
-				next = 0
-			}
-		default:
-			next = (i + 1) % c.k
-		}
-		if shape == "stop" && i == c.k-1 {
-			c.stop = "stop_" + strings.ToLower(c.name)
-			bodies[i] = []string{fmt.Sprintf("(%s, %s).%s", c.stop, g.rate(), c.state(i))}
-			continue
-		}
-		bodies[i] = append(bodies[i], branch(i, next, false))
-		// Extra branches: random targets (self-loops among them),
-		// duplicates, the same action to different targets.
-		for e := r.Intn(3); e > 0; e-- {
-			switch r.Intn(4) {
-			case 0:
-				bodies[i] = append(bodies[i], bodies[i][r.Intn(len(bodies[i]))])
-				g.feat("duplicate-prefix")
-			case 1:
-				a := acts[r.Intn(len(acts))]
-				bodies[i] = append(bodies[i], fmt.Sprintf("(%s, %s).%s", a, rateFor(a, passiveAt[i]), c.state(i)))
-				g.feat("self-loop")
-			default:
-				target := r.Intn(c.k)
-				if shape == "traps" && i > 0 && i < 3 {
-					target = i
-				}
-				bodies[i] = append(bodies[i], branch(i, target, true))
-			}
-		}
-		// Weighted passives that matter: two passive prefixes of one
-		// action to different states, with different weights, split the
-		// active partner's rate between them in proportion to the weights.
-		if shape == "cycle" && c.k >= 2 && r.Intn(2) == 0 {
-			var pas []string
-			for _, a := range c.shared {
-				if m := c.passive[a]; m == modePassive || m == modeMixed && passiveAt[i] {
-					pas = append(pas, a)
-				}
-			}
-			if len(pas) > 0 {
-				a := pas[r.Intn(len(pas))]
-				w1 := 1 + r.Intn(3)
-				w2 := w1 + 1 + r.Intn(2)
-				t1 := r.Intn(c.k)
-				t2 := (t1 + 1 + r.Intn(c.k-1)) % c.k
-				bodies[i] = append(bodies[i], fmt.Sprintf("(%s, %d * infty).%s", a, w1, c.state(t1)), fmt.Sprintf("(%s, %d * infty).%s", a, w2, c.state(t2)))
-				g.feat("weighted-split")
-			}
-		}
-		// Remember a tail for later branches: (act, rate).State_i.
-		a := acts[r.Intn(len(acts))]
-		if c.passive[a] == modeActive {
-			tails = append(tails, fmt.Sprintf("(%s, %s).%s", a, g.rate(), c.state(i)))
-			c.derivs++
-		}
+		bodies[i] = w.stateBody(i)
 	}
 	for i := 0; i < c.k; i++ {
 		c.lines = append(c.lines, fmt.Sprintf("%s = %s;", c.state(i), strings.Join(bodies[i], " + ")))
 	}
 	c.start = c.name
-	// An alias: Name_a = Name_j; used as the start or as a target.
+	w.aliasAndStartup()
+}
+
+// rate is the rate of a prefix of a in a state whose mixed-mode actions
+// are passive or not.
+func (w *compWriter) rate(a string, statePassive bool) string {
+	switch w.c.passive[a] {
+	case modePassive:
+		return w.g.passive()
+	case modeMixed:
+		if statePassive {
+			return w.g.passive()
+		}
+	}
+	return w.g.rate()
+}
+
+// branch writes a chain of 1 to 3 prefixes from named state i ending in
+// state target, or (extra branches of a cycle only) in a tail written
+// before.
+func (w *compWriter) branch(i, target int, extra bool) string {
+	r, c := w.g.r, w.c
+	var b strings.Builder
+	length := 1
+	switch x := r.Intn(10); {
+	case x >= 9:
+		length = 3
+	case x >= 6:
+		length = 2
+	}
+	for l := 0; l < length; l++ {
+		a := w.acts[r.Intn(len(w.acts))]
+		// Inside an anonymous chain the state is fresh: its
+		// mixed-mode passivity is drawn per prefix.
+		sp := w.passiveAt[i]
+		if l > 0 {
+			sp = r.Intn(2) == 0
+		}
+		fmt.Fprintf(&b, "(%s, %s).", a, w.rate(a, sp))
+		c.derivs++
+	}
+	if extra && w.shape == "cycle" && len(w.tails) > 0 && r.Intn(3) == 0 {
+		w.g.feat("repeated-anonymous")
+		b.WriteString(w.tails[r.Intn(len(w.tails))])
+		c.derivs--
+		return b.String()
+	}
+	b.WriteString(c.state(target))
+	return b.String()
+}
+
+// stateBody is the choice that defines named state i: its branch along
+// the shape, extra branches, a weighted passive split; and a tail for
+// later branches is remembered.
+func (w *compWriter) stateBody(i int) []string {
+	c := w.c
+	var body []string
+	var next int
+	switch w.shape {
+	case "traps":
+		switch {
+		case i == 0:
+			next = 1
+			body = append(body, w.branch(i, 2, false))
+		case i == 1 || i == 2:
+			next = i // a self-loop trap
+		default:
+			next = 0
+		}
+	default:
+		next = (i + 1) % c.k
+	}
+	if w.shape == "stop" && i == c.k-1 {
+		c.stop = "stop_" + strings.ToLower(c.name)
+		return []string{fmt.Sprintf("(%s, %s).%s", c.stop, w.g.rate(), c.state(i))}
+	}
+	body = append(body, w.branch(i, next, false))
+	body = w.extraBranches(i, body)
+	body = w.weightedSplit(i, body)
+	// Remember a tail for later branches: (act, rate).State_i.
+	a := w.acts[w.g.r.Intn(len(w.acts))]
+	if c.passive[a] == modeActive {
+		w.tails = append(w.tails, fmt.Sprintf("(%s, %s).%s", a, w.g.rate(), c.state(i)))
+		c.derivs++
+	}
+	return body
+}
+
+// extraBranches adds to state i's body random targets (self-loops among
+// them), duplicates, the same action to different targets.
+func (w *compWriter) extraBranches(i int, body []string) []string {
+	r, c := w.g.r, w.c
+	for e := r.Intn(3); e > 0; e-- {
+		switch r.Intn(4) {
+		case 0:
+			body = append(body, body[r.Intn(len(body))])
+			w.g.feat("duplicate-prefix")
+		case 1:
+			a := w.acts[r.Intn(len(w.acts))]
+			body = append(body, fmt.Sprintf("(%s, %s).%s", a, w.rate(a, w.passiveAt[i]), c.state(i)))
+			w.g.feat("self-loop")
+		default:
+			target := r.Intn(c.k)
+			if w.shape == "traps" && i > 0 && i < 3 {
+				target = i
+			}
+			body = append(body, w.branch(i, target, true))
+		}
+	}
+	return body
+}
+
+// weightedSplit adds to state i's body, sometimes, weighted passives that
+// matter: two passive prefixes of one action to different states, with
+// different weights, split the active partner's rate between them in
+// proportion to the weights.
+func (w *compWriter) weightedSplit(i int, body []string) []string {
+	r, c := w.g.r, w.c
+	if w.shape != "cycle" || c.k < 2 || r.Intn(2) != 0 {
+		return body
+	}
+	var pas []string
+	for _, a := range c.shared {
+		if m := c.passive[a]; m == modePassive || m == modeMixed && w.passiveAt[i] {
+			pas = append(pas, a)
+		}
+	}
+	if len(pas) == 0 {
+		return body
+	}
+	a := pas[r.Intn(len(pas))]
+	w1 := 1 + r.Intn(3)
+	w2 := w1 + 1 + r.Intn(2)
+	t1 := r.Intn(c.k)
+	t2 := (t1 + 1 + r.Intn(c.k-1)) % c.k
+	w.g.feat("weighted-split")
+	return append(body, fmt.Sprintf("(%s, %d * infty).%s", a, w1, c.state(t1)), fmt.Sprintf("(%s, %d * infty).%s", a, w2, c.state(t2)))
+}
+
+// aliasAndStartup sometimes adds an alias (Name_a = Name_j; used as the
+// start) and a start-up phase (local actions leading into the cycle once).
+func (w *compWriter) aliasAndStartup() {
+	g, r, c := w.g, w.g.r, w.c
 	if r.Intn(4) == 0 {
 		alias := c.name + "_a"
 		c.lines = append(c.lines, fmt.Sprintf("%s = %s;", alias, c.state(r.Intn(c.k))))
@@ -563,7 +658,6 @@ func (g *gen) component(c *comp, composed bool) {
 		c.derivs++
 		g.feat("alias")
 	}
-	// A start-up phase: local actions leading into the cycle once.
 	if r.Intn(4) == 0 {
 		boot := c.name + "_boot"
 		a := c.local[r.Intn(len(c.local))]
@@ -697,6 +791,16 @@ func minInt(a, b int) int {
 // counts (machines and shared components).
 const maxCoupledProduct = 400
 
+// coupledParts are the pieces of a coupled model being drawn.
+type coupledParts struct {
+	m                             Model
+	appLines, machLines, resLines []string
+	appTerms, computes, syncs     []string
+	groupTerms, resTerms          []string
+	prod                          int // the product of the machines' and resources' local state counts
+	napp, nmach                   int
+}
+
 // coupled writes a mapping whose machines come in groups of 1 to 4 that
 // share a component of 2 to 4 local states (a network, a file server: each
 // machine's paths pass through its own use action, which the component
@@ -708,118 +812,12 @@ const maxCoupledProduct = 400
 func (g *gen) coupled() Model {
 	r := g.r
 	g.feat("coupled")
-	m := Model{Family: "coupled"}
-	var b strings.Builder
-	var appLines, machLines, resLines []string
-	var appTerms, computes, syncs []string
-	var groupTerms, resTerms []string
-	prod := 1
-	napp, nmach := 0, 0
+	cp := &coupledParts{m: Model{Family: "coupled"}, prod: 1}
 	ngroups := 1 + r.Intn(3)
-	for k := 1; k <= ngroups && nmach < 5; k++ {
-		size := 1
-		if r.Intn(4) > 0 {
-			size = 2 + r.Intn(3)
-		}
-		size = min(size, 5-nmach)
-		barrier := size >= 2 && r.Intn(6) == 0
-		shared := !barrier && (size >= 2 || r.Intn(2) == 0)
-		nres := 2 + r.Intn(3)
-		var uses, members []string
-		for q := 0; q < size; q++ {
-			nmach++
-			name := fmt.Sprintf("M%d", nmach)
-			var mine []string
-			for a, apps := 0, 1+r.Intn(3); a < apps; a++ {
-				napp++
-				act := fmt.Sprintf("compute%d", napp)
-				mine = append(mine, act)
-				computes = append(computes, act)
-				appLines = append(appLines, fmt.Sprintf("A%d = (%s, %s).A%d;", napp, act, g.passive(), napp))
-				appTerms = append(appTerms, fmt.Sprintf("A%d", napp))
-			}
-			use := ""
-			if shared {
-				use = fmt.Sprintf("use%d", nmach)
-				uses = append(uses, use)
-			}
-			sync := ""
-			if barrier {
-				sync = fmt.Sprintf("sync%d", k)
-			}
-			path := func() string {
-				steps := append([]string{}, mine...)
-				// The use or barrier step comes anywhere before the last
-				// application, which closes the cycle.
-				for _, extra := range []string{use, sync} {
-					if extra == "" {
-						continue
-					}
-					at := r.Intn(len(steps))
-					steps = append(steps[:at], append([]string{extra}, steps[at:]...)...)
-				}
-				var p strings.Builder
-				for _, a := range steps {
-					fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
-				}
-				return p.String() + name
-			}
-			branches := []string{path(), path()}
-			if r.Intn(4) == 0 {
-				branches = append(branches, path())
-			}
-			steps := len(mine)
-			if shared {
-				steps++
-			}
-			if barrier {
-				steps++
-			}
-			prod *= 1 + len(branches)*(steps-1)
-			machLines = append(machLines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
-			members = append(members, name)
-			m.Machines = append(m.Machines, name)
-			m.Cycles = append(m.Cycles, []string{mine[len(mine)-1]})
-			m.FirstActions = append(m.FirstActions, []string{firstOf(branches[0])})
-		}
-		if barrier {
-			syncs = append(syncs, fmt.Sprintf("sync%d", k))
-			g.feat("barrier")
-			groupTerms = append(groupTerms, "("+strings.Join(members, fmt.Sprintf(" <sync%d> ", k))+")")
-		} else {
-			groupTerms = append(groupTerms, strings.Join(members, " <> "))
-		}
-		if shared {
-			// Res<k>: state 0 serves one use at a time; the others are
-			// the service's phases, back to state 0.
-			mode := r.Intn(3) // 0 passive, 1 weighted passive, 2 active
-			var serve []string
-			for i, u := range uses {
-				switch mode {
-				case 0:
-					serve = append(serve, fmt.Sprintf("(%s, infty).Res%d_1", u, k))
-				case 1:
-					serve = append(serve, fmt.Sprintf("(%s, %d * infty).Res%d_1", u, 1+i%3, k))
-					g.feat("weighted-passive")
-				default:
-					serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
-				}
-			}
-			resLines = append(resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
-			for i := 1; i < nres; i++ {
-				next := fmt.Sprintf("Res%d_%d", k, i+1)
-				if i == nres-1 {
-					next = fmt.Sprintf("Res%d", k)
-				}
-				resLines = append(resLines, fmt.Sprintf("Res%d_%d = (step%d_%d, %s).%s;", k, i, k, i, g.rate(), next))
-			}
-			resTerms = append(resTerms, fmt.Sprintf("Res%d", k))
-			syncs = append(syncs, uses...)
-			prod *= nres
-			g.feat("shared-component")
-		}
+	for k := 1; k <= ngroups && cp.nmach < 5; k++ {
+		g.coupledGroup(cp, k)
 	}
-	if prod > maxCoupledProduct {
+	if cp.prod > maxCoupledProduct {
 		g.defs, g.nrate = nil, 0
 		g.feats = map[string]bool{}
 		if g.stiff {
@@ -827,25 +825,157 @@ func (g *gen) coupled() Model {
 		}
 		return g.coupled()
 	}
-	for _, d := range g.defs {
+	return cp.model(g.defs)
+}
+
+// coupledGroup draws group k: one to five machines, coupled by a shared
+// resource they use, or by a barrier, or not at all.
+func (g *gen) coupledGroup(cp *coupledParts, k int) {
+	r := g.r
+	size := 1
+	if r.Intn(4) > 0 {
+		size = 2 + r.Intn(3)
+	}
+	size = min(size, 5-cp.nmach)
+	barrier := size >= 2 && r.Intn(6) == 0
+	shared := !barrier && (size >= 2 || r.Intn(2) == 0)
+	nres := 2 + r.Intn(3)
+	var uses, members []string
+	for q := 0; q < size; q++ {
+		name, use := g.coupledMachine(cp, k, shared, barrier)
+		if use != "" {
+			uses = append(uses, use)
+		}
+		members = append(members, name)
+	}
+	if barrier {
+		cp.syncs = append(cp.syncs, fmt.Sprintf("sync%d", k))
+		g.feat("barrier")
+		cp.groupTerms = append(cp.groupTerms, "("+strings.Join(members, fmt.Sprintf(" <sync%d> ", k))+")")
+	} else {
+		cp.groupTerms = append(cp.groupTerms, strings.Join(members, " <> "))
+	}
+	if shared {
+		g.sharedResource(cp, k, uses, nres)
+	}
+}
+
+// coupledMachine draws a machine of group k with its applications: two or
+// three paths through them, with a use of the group's resource (shared)
+// or its barrier. It returns the machine's name and its use action ("":
+// none).
+func (g *gen) coupledMachine(cp *coupledParts, k int, shared, barrier bool) (string, string) {
+	r := g.r
+	cp.nmach++
+	name := fmt.Sprintf("M%d", cp.nmach)
+	var mine []string
+	for a, apps := 0, 1+r.Intn(3); a < apps; a++ {
+		cp.napp++
+		act := fmt.Sprintf("compute%d", cp.napp)
+		mine = append(mine, act)
+		cp.computes = append(cp.computes, act)
+		cp.appLines = append(cp.appLines, fmt.Sprintf("A%d = (%s, %s).A%d;", cp.napp, act, g.passive(), cp.napp))
+		cp.appTerms = append(cp.appTerms, fmt.Sprintf("A%d", cp.napp))
+	}
+	use := ""
+	if shared {
+		use = fmt.Sprintf("use%d", cp.nmach)
+	}
+	sync := ""
+	if barrier {
+		sync = fmt.Sprintf("sync%d", k)
+	}
+	path := func() string {
+		steps := append([]string{}, mine...)
+		// The use or barrier step comes anywhere before the last
+		// application, which closes the cycle.
+		for _, extra := range []string{use, sync} {
+			if extra == "" {
+				continue
+			}
+			at := r.Intn(len(steps))
+			steps = append(steps[:at], append([]string{extra}, steps[at:]...)...)
+		}
+		var p strings.Builder
+		for _, a := range steps {
+			fmt.Fprintf(&p, "(%s, %s).", a, g.rate())
+		}
+		return p.String() + name
+	}
+	branches := []string{path(), path()}
+	if r.Intn(4) == 0 {
+		branches = append(branches, path())
+	}
+	steps := len(mine)
+	if shared {
+		steps++
+	}
+	if barrier {
+		steps++
+	}
+	cp.prod *= 1 + len(branches)*(steps-1)
+	cp.machLines = append(cp.machLines, fmt.Sprintf("%s = %s;", name, strings.Join(branches, " + ")))
+	cp.m.Machines = append(cp.m.Machines, name)
+	cp.m.Cycles = append(cp.m.Cycles, []string{mine[len(mine)-1]})
+	cp.m.FirstActions = append(cp.m.FirstActions, []string{firstOf(branches[0])})
+	return name, use
+}
+
+// sharedResource writes Res<k>: state 0 serves one use at a time
+// (passively, passively weighted or actively); the others are the
+// service's nres-1 phases, back to state 0.
+func (g *gen) sharedResource(cp *coupledParts, k int, uses []string, nres int) {
+	mode := g.r.Intn(3) // 0 passive, 1 weighted passive, 2 active
+	var serve []string
+	for i, u := range uses {
+		switch mode {
+		case 0:
+			serve = append(serve, fmt.Sprintf("(%s, infty).Res%d_1", u, k))
+		case 1:
+			serve = append(serve, fmt.Sprintf("(%s, %d * infty).Res%d_1", u, 1+i%3, k))
+			g.feat("weighted-passive")
+		default:
+			serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
+		}
+	}
+	cp.resLines = append(cp.resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
+	for i := 1; i < nres; i++ {
+		next := fmt.Sprintf("Res%d_%d", k, i+1)
+		if i == nres-1 {
+			next = fmt.Sprintf("Res%d", k)
+		}
+		cp.resLines = append(cp.resLines, fmt.Sprintf("Res%d_%d = (step%d_%d, %s).%s;", k, i, k, i, g.rate(), next))
+	}
+	cp.resTerms = append(cp.resTerms, fmt.Sprintf("Res%d", k))
+	cp.syncs = append(cp.syncs, uses...)
+	cp.prod *= nres
+	g.feat("shared-component")
+}
+
+// model writes the model: the rate definitions, the components, and the
+// applications cooperating with the machines, which cooperate with the
+// resources on their uses.
+func (cp *coupledParts) model(defs []string) Model {
+	var b strings.Builder
+	for _, d := range defs {
 		b.WriteString(d + "\n")
 	}
-	for _, l := range append(append(appLines, machLines...), resLines...) {
+	for _, l := range append(append(cp.appLines, cp.machLines...), cp.resLines...) {
 		b.WriteString(l + "\n")
 	}
-	machines := strings.Join(groupTerms, " <> ")
-	if len(resTerms) > 0 {
+	machines := strings.Join(cp.groupTerms, " <> ")
+	if len(cp.resTerms) > 0 {
 		var uses []string
-		for _, s := range syncs {
+		for _, s := range cp.syncs {
 			if strings.HasPrefix(s, "use") {
 				uses = append(uses, s)
 			}
 		}
-		machines = fmt.Sprintf("(%s) <%s> (%s)", machines, strings.Join(uses, ", "), strings.Join(resTerms, " <> "))
+		machines = fmt.Sprintf("(%s) <%s> (%s)", machines, strings.Join(uses, ", "), strings.Join(cp.resTerms, " <> "))
 	}
-	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(appTerms, " <> "), strings.Join(computes, ", "), machines)
-	m.Source = b.String()
-	return m
+	fmt.Fprintf(&b, "(%s) <%s> (%s)\n", strings.Join(cp.appTerms, " <> "), strings.Join(cp.computes, ", "), machines)
+	cp.m.Source = b.String()
+	return cp.m
 }
 
 // firstOf is the action of a path's first prefix.

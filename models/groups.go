@@ -736,7 +736,7 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	if q == 0 {
 		q = passage.UniformizationRate(c, j.probs)
 	}
-	choice, err := passage.ChooseEngine(ctx, c, j.probs[0].Alpha, sets, tgt, opt.Beta, opt.Epsilon, q, opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, c, j.probs[0].Alpha, sets, tgt, opt.Beta, 0, opt.Epsilon, q, opt.Transient)
 	if err != nil {
 		return false, fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"pepa/ctmc"
+	"pepa/passage/laplace"
 	"pepa/internal/membudget"
 )
 
@@ -56,6 +57,12 @@ type AnalyzeOptions struct {
 	// Stage, if not nil, is called at the end of each stage (see
 	// Options.Stage), for timing.
 	Stage func(name, detail string)
+	// Transient chooses the engine (EngineAuto or "": by predicted cost;
+	// EngineUniformization or EngineLaplace to force one): Laplace-
+	// transform inversion for a passage from the start whose chain, with
+	// the target absorbing, orders into small blocks with real spectra
+	// (ChooseEngine).
+	Transient string
 }
 
 // seriesMeanTransitions is the chain size, in transitions, from which
@@ -100,7 +107,13 @@ type Analysis struct {
 	Solved, SolvedWhy string
 	Chain             *ctmc.Chain // the chain solved
 	Problem           Problem
-	Result            *Result
+	// Result is uniformization's result; nil when the Laplace engine
+	// solved the passage (Engine says which, EngineWhy why).
+	Result *Result
+	// Distribution is the passage-time distribution, whichever engine
+	// computed it (Result, or a *LaplaceDistribution).
+	Distribution      Distribution
+	Engine, EngineWhy string
 	// Mean is the expected passage time: +Inf when the passage may never
 	// end, NaN when it could not be computed (MeanErr says why; the
 	// distribution is unaffected).
@@ -141,13 +154,20 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	if err := a.buildProblem(ctx, parts, partIndex, q); err != nil {
 		return nil, err
 	}
+	if a.Semantics == Initial && opt.Transient != EngineUniformization {
+		done, err := a.byLaplace(ctx, q, opt)
+		if done || err != nil {
+			return a, err
+		}
+	}
+	a.Engine = EngineUniformization
 	popt, runOn := solveOptions(ctx, a.Chain, a.Problem, q, opt)
 	rs, err := Solve(ctx, a.Chain, []Problem{a.Problem}, popt)
 	if err != nil {
 		return nil, err
 	}
 	r := rs[0]
-	a.Result = r
+	a.Result, a.Distribution = r, r
 	if err := a.readPoints(r, q); err != nil {
 		return nil, err
 	}
@@ -466,4 +486,101 @@ func niceStep(x float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// byLaplace solves the passage by Laplace-transform inversion where
+// ChooseEngine says so (or the options force it): the target's actions
+// lead to a sink, its states are made absorbing, and the passage time is
+// the time the chain first holds its mass there. It reports whether it
+// solved.
+func (a *Analysis) byLaplace(ctx context.Context, q Query, opt AnalyzeOptions) (bool, error) {
+	c, pr := a.Chain, a.Problem
+	mask := pr.TargetStates
+	if mask == nil {
+		mask = make([]bool, c.N)
+	}
+	horizon := 0.0
+	for _, t := range q.Times {
+		horizon = math.Max(horizon, t)
+	}
+	uh := horizon // uniformization runs to the horizon, or to the tail without one
+	if len(q.Quantiles) > 0 || len(q.Times) == 0 {
+		uh = 0
+	}
+	choice, err := ChooseEngine(ctx, c, pr.Alpha, [][]bool{mask}, laplace.Target{Actions: pr.TargetActions, States: pr.TargetStates},
+		horizon, uh, opt.Epsilon, UniformizationRate(c, []Problem{pr}), opt.Transient)
+	if err != nil {
+		return false, err
+	}
+	a.Engine, a.EngineWhy = choice.Engine, choice.Why
+	if choice.Engine != EngineLaplace {
+		return false, nil
+	}
+	eng := choice.Laplace
+	d := &LaplaceDistribution{Engine: eng, Set: 0}
+	a.Distribution = d
+	times := q.Times
+	if len(times) == 0 {
+		times = laplaceGrid(d)
+	}
+	for _, t := range times {
+		v, err := d.CDF(t)
+		if err != nil {
+			return false, err
+		}
+		pt := Point{T: t, CDF: v, PDF: math.NaN()}
+		if q.PDF {
+			if pt.PDF, err = eng.PDF(0, t); err != nil {
+				return false, err
+			}
+		}
+		a.Points = append(a.Points, pt)
+	}
+	for _, p := range q.Quantiles {
+		t, err := d.Quantile(p)
+		if err != nil {
+			return false, err
+		}
+		a.Quantiles = append(a.Quantiles, QuantilePoint{P: p, T: t})
+	}
+	how := "no mean: not asked"
+	a.Mean, a.MeanFrom = math.NaN(), "not asked"
+	if !q.NoMean {
+		a.Mean, a.MeanFrom = d.Mean(), "laplace"
+		how = "the expected time in each state, by the ordered pass at z = 0"
+		if math.IsInf(a.Mean, 1) {
+			a.MeanFrom, how = "may never end", "infinite: the passage may never end"
+		}
+	}
+	at := horizon
+	if at == 0 && len(times) > 0 {
+		at = times[len(times)/2]
+	}
+	if at > 0 {
+		if _, err := eng.Check(at); err != nil {
+			return false, err
+		}
+	}
+	if opt.Stage != nil {
+		opt.Stage("Laplace inversion", fmt.Sprintf("%d solves; mean: %s", eng.Solves(), how))
+	}
+	return true, nil
+}
+
+// laplaceGrid is DefaultGrid for a Laplace distribution: 0 to its 0.999
+// quantile (or 20 times its mean) in 20 steps of a readable size.
+func laplaceGrid(d *LaplaceDistribution) []float64 {
+	end, err := d.Quantile(0.999)
+	if err != nil || math.IsInf(end, 1) || !(end > 0) {
+		end = 20 * d.Mean()
+	}
+	if !(end > 0) || math.IsInf(end, 1) {
+		end = 1
+	}
+	step := niceStep(end / 20)
+	grid := make([]float64, 0, 21)
+	for i := 0; i <= 20; i++ {
+		grid = append(grid, float64(i)*step)
+	}
+	return grid
 }

@@ -90,13 +90,14 @@ const (
 // Laplace engine where the chain orders into small blocks with real
 // spectra (acyclic chains: machines stopped once finished, passages to a
 // target) and its predicted cost, a few windows of solves, is below
-// uniformization's, about q t steps to the distribution's tail, where t
-// is the mean plus ln(2/epsilon) times the largest mean remaining time over
-// e (the tail of any absorption time with mean remaining time at most M
-// from every state falls by 1/e every e M). force is EngineUniformization
-// or EngineLaplace to decide, EngineAuto (or "") to let cost decide; q is
-// uniformization's rate.
-func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, epsilon, q float64, force string) (EngineChoice, error) {
+// uniformization's, about q t steps: t the horizon when given, else the
+// distribution's tail, the mean plus ln(2/epsilon) times the largest mean
+// remaining time over e (the tail of any absorption time with mean
+// remaining time at most M from every state falls by 1/e every e M).
+// force is EngineUniformization or EngineLaplace to decide, EngineAuto (or
+// "") to let cost decide; q is uniformization's rate; beta anchors the
+// Laplace windows (0: at the mean).
+func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, horizon, epsilon, q float64, force string) (EngineChoice, error) {
 	if force == EngineUniformization {
 		return EngineChoice{Engine: EngineUniformization, Why: "--transient uniformization"}, nil
 	}
@@ -114,12 +115,14 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 	if force == EngineLaplace {
 		return EngineChoice{Engine: EngineLaplace, Why: "--transient laplace", Laplace: eng}, nil
 	}
-	tail, mean := 0.0, 0.0
-	for k := range sets {
-		tail = math.Max(tail, eng.MaxRest(k))
-		mean = math.Max(mean, eng.Mean(k))
+	if !(horizon > 0) {
+		tail, mean := 0.0, 0.0
+		for k := range sets {
+			tail = math.Max(tail, eng.MaxRest(k))
+			mean = math.Max(mean, eng.Mean(k))
+		}
+		horizon = mean + math.Log(2/epsilon)*tail/math.E
 	}
-	horizon := mean + math.Log(2/epsilon)*tail/math.E
 	steps := q * horizon
 	solves := float64(laplaceWindows*eng.WindowSolves() + eng.CheckSolves())
 	if math.IsInf(horizon, 0) || math.IsNaN(horizon) {

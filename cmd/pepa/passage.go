@@ -20,6 +20,8 @@ type passageCmd struct {
 	source string // --source-action and --target-action as given
 	target string
 	eps    float64
+	// transient is --transient.
+	transient string
 }
 
 func runPassage(ctx context.Context, e *env, args []string) int {
@@ -57,6 +59,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	quant := fs.String("quantile", "", "comma-separated probabilities `p1,p2` whose quantiles to print")
 	fs.Float64Var(&a.eps, "epsilon", 1e-10, "bound on the error of every CDF value (raised, with a warning, to what float64 can keep over the series' steps)")
 	fs.BoolVar(&a.query.Flat, "flat", false, "solve on the whole product chain even where the passage concerns one independent part")
+	fs.StringVar(&a.transient, "transient", "auto", "the transient engine: auto (by predicted cost), uniformization, or laplace (Laplace-transform inversion, for a passage from the start whose chain with the target absorbing is acyclic or has small blocks: stiff chains); --verbose says which ran and why")
 	wantMean := fs.Bool("mean", true, "compute the mean passage time; --mean=false skips it (on a big chain it can cost more than the CDF; the JSON mean is then null, mean_unavailable \"not asked\")")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
@@ -71,6 +74,7 @@ Components are named as in 'pepa states' (M1, Client[2]).
 	c.epsilon(a.eps)
 	c.require((a.target == "") != (a.query.Target == ""), "give exactly one of --target-action and --target")
 	c.require(a.source == "" || a.target != "", "--source-action (plug-in semantics) needs --target-action")
+	c.oneOf("--transient", a.transient, "auto", "uniformization", "laplace")
 	a.query.Times = c.grid(*times, *at)
 	a.query.Quantiles = c.probabilities("--quantile", *quant)
 	if c.failed() {
@@ -87,7 +91,7 @@ func (a *passageCmd) solve(ctx context.Context, e *env, in []models.Input, deriv
 		return nil, err
 	}
 	timer := a.timer()
-	aopt := passage.AnalyzeOptions{Epsilon: a.eps}
+	aopt := passage.AnalyzeOptions{Epsilon: a.eps, Transient: a.transient}
 	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
 		timer.mark("compile", "")
 		return derive(ctx, 0, s)

@@ -40,16 +40,28 @@ type passageDoc struct {
 	// MeanUnavailable says why the mean is null although the passage
 	// ends: it could not be computed (the CDF is exact).
 	MeanUnavailable string            `json:"mean_unavailable,omitempty"`
+	// Transient says why the Laplace engine solved the passage (absent:
+	// uniformization).
+	Transient string `json:"transient,omitempty"`
 	Points          []passagePoint    `json:"points"`
 	Quantiles       []passageQuantile `json:"quantiles,omitempty"`
 }
 
 func (a *passageCmd) document(result any) any {
 	an := result.(*passage.Analysis)
-	r := an.Result
 	d := &passageDoc{Model: displayName(a.files[0]), Semantics: string(an.Semantics), Solved: an.Solved, SolvedWhy: an.SolvedWhy,
 		SourceActions: nonNil(a.query.SourceActions), TargetActions: nonNil(a.query.TargetActions), Target: a.query.Target,
-		States: an.Chain.N, Epsilon: r.Epsilon, Q: r.Q, Iterations: r.Iterations(), Method: r.Method, Reachable: r.Reachable}
+		States: an.Chain.N}
+	if r := an.Result; r != nil {
+		d.Epsilon, d.Q, d.Iterations, d.Method, d.Reachable = r.Epsilon, r.Q, r.Iterations(), r.Method, r.Reachable
+	} else {
+		// The Laplace engine: its estimated accuracy, its solves.
+		ld := an.Distribution.(*passage.LaplaceDistribution)
+		d.Epsilon, d.Iterations, d.Method = ld.Accuracy(), ld.Engine.Solves(), passage.EngineLaplace
+		d.Q = passage.UniformizationRate(an.Chain, []passage.Problem{an.Problem})
+		d.Reachable = ld.Engine.Limit(0) > 0
+		d.Transient = an.EngineWhy
+	}
 	if !math.IsInf(an.Mean, 1) && !math.IsNaN(an.Mean) {
 		mean := an.Mean
 		d.Mean = &mean
@@ -83,17 +95,21 @@ func (a *passageCmd) render(e *env, result any) int {
 	an := result.(*passage.Analysis)
 	name := displayName(a.files[0])
 	a.timer().print(e.stderr, "passage", name)
-	r := an.Result
-	if !r.Reachable {
+	if a.o.verbose && an.Engine != "" {
+		fmt.Fprintf(e.stderr, "pepa passage: %s: transient engine: %s: %s\n", name, an.Engine, an.EngineWhy)
+	}
+	d := a.document(an).(*passageDoc)
+	if !d.Reachable {
 		fmt.Fprintf(e.stderr, "%s: warning: the target cannot be reached from the start: every CDF value is 0\n", name)
 	}
-	if r.Epsilon > a.eps {
+	if r := an.Result; r != nil && r.Epsilon > a.eps {
 		fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what float64 can keep over %d steps; every CDF value is within %.2g instead\n", name, a.eps, r.Iterations(), r.Epsilon)
+	} else if r == nil && d.Epsilon > a.eps {
+		fmt.Fprintf(e.stderr, "%s: warning: --epsilon %g is below what the Laplace inversion keeps in float64; every CDF value is within an estimated %.2g instead\n", name, a.eps, d.Epsilon)
 	}
 	if an.MeanErr != nil {
 		fmt.Fprintf(e.stderr, "%s: warning: %v\n", name, an.MeanErr)
 	}
-	d := a.document(an).(*passageDoc)
 	err := writeOutput(e, a.o.out, func(w io.Writer) error {
 		switch a.o.format {
 		case "json":
@@ -153,9 +169,12 @@ func (a *passageCmd) text(w io.Writer, an *passage.Analysis, d *passageDoc) erro
 	default:
 		fmt.Fprintf(w, "mean:       infinite (the passage may never end)\n")
 	}
-	if r.Method == "uniformization" {
+	switch {
+	case r == nil:
+		fmt.Fprintf(w, "accuracy:   every CDF value within an estimated %.2g of the exact one (Laplace-transform inversion, %d solves: %s)\n\n", d.Epsilon, d.Iterations, an.EngineWhy)
+	case r.Method == "uniformization":
 		fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (uniformization, q = %.6g, %d steps)\n\n", r.Epsilon, r.Q, r.Iterations())
-	} else {
+	default:
 		fmt.Fprintf(w, "accuracy:   every CDF value within %.2g of the exact one (%s: the series would need more than %d steps at q = %.6g)\n\n", r.Epsilon, r.Method, passage.DenseSwitchSteps, r.Q)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)

@@ -56,12 +56,13 @@ type window struct {
 // New prepares an engine for the chain ordered in sys, started from alpha
 // (by chain state, summing to 1), for the sets given as masks over chain
 // states (sink, if any, is in every set: it is where a target's passages
-// end). base anchors the windows (a time of interest: the makespan goal);
+// end). base anchors the windows (a time of interest: the makespan goal;
+// 0: the largest finite mean);
 // the windows' contour has the fewest nodes whose predicted error is at
 // most epsilon/10 (or the most nodes offered, whose error is then larger:
 // Accuracy says).
 func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base, epsilon float64) (*Engine, error) {
-	if !(base > 0) || math.IsInf(base, 0) {
+	if base < 0 || math.IsInf(base, 0) || math.IsNaN(base) {
 		return nil, fmt.Errorf("laplace: window base %g is not a positive time", base)
 	}
 	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx, c: contourFor(epsilon)}
@@ -85,6 +86,18 @@ func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base,
 	}
 	if err := e.realSolves(); err != nil {
 		return nil, err
+	}
+	if base == 0 {
+		// No time of interest: the windows are anchored at the largest
+		// finite mean.
+		for _, m := range e.means {
+			if m > 0 && !math.IsInf(m, 1) {
+				e.base = math.Max(e.base, m/4)
+			}
+		}
+		if e.base == 0 {
+			e.base = 1
+		}
 	}
 	return e, nil
 }
@@ -171,6 +184,29 @@ func (e *Engine) beyond(k int, t float64) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// PDF is the density of set k's probability at t > 0 (the derivative of
+// CDF): the same sum with the transform multiplied by z (F(0) is a jump
+// at 0, outside t > 0).
+func (e *Engine) PDF(k int, t float64) (float64, error) {
+	if !(t > 0) || math.IsInf(t, 1) {
+		return 0, nil
+	}
+	w, err := e.window(t)
+	if err != nil {
+		return math.NaN(), err
+	}
+	f := 0.0
+	for i, z := range w.z {
+		term := real(cexpScaled(z, t) * z * w.vals[i][k])
+		if i == 0 {
+			f += term
+		} else {
+			f += 2 * term
+		}
+	}
+	return f, nil
 }
 
 // value sums the window's nodes at t for set k.

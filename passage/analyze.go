@@ -8,8 +8,8 @@ import (
 	"runtime"
 
 	"pepa/ctmc"
-	"pepa/passage/laplace"
 	"pepa/internal/membudget"
+	"pepa/passage/laplace"
 )
 
 // Query is one passage-time question about a compiled model: where the

@@ -39,12 +39,12 @@ type passageDoc struct {
 	Mean          *float64 `json:"mean"`
 	// MeanUnavailable says why the mean is null although the passage
 	// ends: it could not be computed (the CDF is exact).
-	MeanUnavailable string            `json:"mean_unavailable,omitempty"`
+	MeanUnavailable string `json:"mean_unavailable,omitempty"`
 	// Transient says why the Laplace engine solved the passage (absent:
 	// uniformization).
-	Transient string `json:"transient,omitempty"`
-	Points          []passagePoint    `json:"points"`
-	Quantiles       []passageQuantile `json:"quantiles,omitempty"`
+	Transient string            `json:"transient,omitempty"`
+	Points    []passagePoint    `json:"points"`
+	Quantiles []passageQuantile `json:"quantiles,omitempty"`
 }
 
 func (a *passageCmd) document(result any) any {

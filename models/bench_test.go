@@ -3,13 +3,16 @@ package models
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"pepa/ctmc"
 	"pepa/internal/testing/testmodels"
 	"pepa/lang"
+	"pepa/passage"
 )
 
 func benchEndToEnd(b *testing.B, apps, machines int) {
@@ -104,4 +107,37 @@ type countingWriter int
 func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
+}
+
+// BenchmarkStiffNetwork: one group of four machines on one network
+// (testmodels.Networked, 12 applications, finished machines stopped,
+// 4,096 states) with the network's rates (each transfer's request and the
+// sending) multiplied by 1, 1,000 and 1,000,000: q t grows with them, the
+// Laplace engine's cost does not (the ratio of the sub-benchmarks' times,
+// and their solves, show it; auto as robustness runs it, and Laplace
+// forced).
+func BenchmarkStiffNetwork(b *testing.B) {
+	for _, scale := range []float64{1, 1e3, 1e6} {
+		src := testmodels.Networked(12, 4, [][]int{{1, 2, 3, 4}}, 0.4*scale)
+		src = strings.ReplaceAll(src, ", 2.0).", fmt.Sprintf(", %g).", 2*scale))
+		s := structureOf(b, src)
+		engines := []string{passage.EngineAuto, passage.EngineLaplace}
+		if scale == 1 {
+			// Uniformization only where its q t allows: 1,000 times the
+			// rates is 1,000 times its steps.
+			engines = append(engines, passage.EngineUniformization)
+		}
+		for _, engine := range engines {
+			b.Run(fmt.Sprintf("scale=%g/%s", scale, engine), func(b *testing.B) {
+				var res *Result
+				for i := 0; i < b.N; i++ {
+					var err error
+					if res, err = AnalyzeGroups(context.Background(), s, Options{Beta: 30, Transient: engine}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(res.States), "states")
+			})
+		}
+	}
 }

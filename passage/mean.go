@@ -466,77 +466,9 @@ func (s *meanSys) sweeps(ctx context.Context, blk []int32, inBlock []int32, id i
 
 // blocks returns the strongly connected blocks of the system's graph in
 // the order Tarjan's algorithm completes them (a block comes after every
-// block it has a transition into), as block b = flat[ptr[b]:ptr[b+1]].
-// Iterative, so deep chains do not overflow the stack.
+// block it has a transition into), as block b = flat[ptr[b]:ptr[b+1]]
+// (ctmc.StrongComponents, from the system's states).
 func (s *meanSys) blocks() (flat []int32, ptr []int) {
-	n := s.c.N
-	index := make([]int32, n)
-	low := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-	}
-	// Room for the deepest search from the start, as for states: on a
-	// product chain the search goes about as deep as there are states, and
-	// growing these copied them again and again.
-	stack := make([]int32, 0, len(s.states))
-	type frame struct {
-		v      int32
-		e, end int64 // the next of v's transitions to follow, and the end of its row
-	}
-	call := make([]frame, 0, len(s.states))
-	flat = make([]int32, 0, len(s.states))
-	ptr = []int{0}
-	next := int32(0)
-	for _, root := range s.states {
-		if index[root] >= 0 {
-			continue
-		}
-		lo, hi := s.row(root)
-		call = append(call[:0], frame{root, lo, hi})
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			v := f.v
-			if f.e < f.end {
-				w := s.next(f.e, v)
-				f.e++
-				if w < 0 {
-					continue
-				}
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					lo, hi := s.row(w)
-					call = append(call, frame{w, lo, hi})
-				} else if onStack[w] {
-					low[v] = min(low[v], index[w])
-				}
-				continue
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				low[u] = min(low[u], low[v])
-			}
-			if low[v] == index[v] {
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					flat = append(flat, w)
-					if w == v {
-						break
-					}
-				}
-				ptr = append(ptr, len(flat))
-			}
-		}
-	}
-	return flat, ptr
+	g := ctmc.Graph{N: s.c.N, Edges: func(v int32) (int64, int64) { return s.row(v) }, Target: func(v int32, e int64) int32 { return s.next(e, v) }}
+	return ctmc.StrongComponents(g, s.states, len(s.states))
 }

@@ -701,71 +701,16 @@ func reachOne(c *ctmc.Chain) bool {
 	return left == 0
 }
 
-// sccs labels the strongly connected components of the transition graph
-// (Tarjan's algorithm, iterative so that long chains do not exhaust the
-// stack).
+// sccs labels the strongly connected components of the transition graph,
+// numbered in the order Tarjan's algorithm completes them
+// (ctmc.StrongComponents).
 func sccs(c *ctmc.Chain) ([]int32, int32) {
-	n := c.N
-	index := make([]int32, n)
-	low := make([]int32, n)
-	comp := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-	}
-	var stack []int32
-	type frame struct {
-		v    int32
-		edge int64
-	}
-	var call []frame
-	next, ncomp := int32(0), int32(0)
-	for root := 0; root < n; root++ {
-		if index[root] >= 0 {
-			continue
-		}
-		call = append(call, frame{v: int32(root), edge: c.RowPtr[root]})
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, int32(root))
-		onStack[root] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			v := f.v
-			if f.edge < c.RowPtr[v+1] {
-				w := c.Col[f.edge]
-				f.edge++
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{v: w, edge: c.RowPtr[w]})
-				} else if onStack[w] && index[w] < low[v] {
-					low[v] = index[w]
-				}
-				continue
-			}
-			if low[v] == index[v] {
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp[w] = ncomp
-					if w == v {
-						break
-					}
-				}
-				ncomp++
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				if low[v] < low[u] {
-					low[u] = low[v]
-				}
-			}
+	flat, ptr := ctmc.StrongComponents(c.Graph(), nil, 0)
+	comp := make([]int32, c.N)
+	for k := 0; k+1 < len(ptr); k++ {
+		for _, v := range flat[ptr[k]:ptr[k+1]] {
+			comp[v] = int32(k)
 		}
 	}
-	return comp, ncomp
+	return comp, int32(len(ptr) - 1)
 }

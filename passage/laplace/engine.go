@@ -679,33 +679,12 @@ func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 			}
 		})
 	}
-	for k := 0; k < b; k++ {
-		p := k
-		for r := k + 1; r < b; r++ {
-			if math.Abs(a[r*b+k]) > math.Abs(a[p*b+k]) {
-				p = r
-			}
-		}
-		if p != k {
-			for col := 0; col < b; col++ {
-				a[k*b+col], a[p*b+col] = a[p*b+col], a[k*b+col]
-			}
-			c[k], c[p] = c[p], c[k]
-		}
-		for r := k + 1; r < b; r++ {
-			f := a[r*b+k] / a[k*b+k]
-			for col := k; col < b; col++ {
-				a[r*b+col] -= f * a[k*b+col]
-			}
-			c[r] -= f * c[k]
+	if err := luSolve(a, b, c, math.Abs); err != nil {
+		for k := range c {
+			c[k] = math.NaN() // a non-closed block is never singular
 		}
 	}
-	for k := b - 1; k >= 0; k-- {
-		v := c[k]
-		for col := k + 1; col < b; col++ {
-			v -= a[k*b+col] * c[col]
-		}
-		c[k] = v / a[k*b+k]
+	for k := 0; k < b; k++ {
 		m[s.order[int(bl.lo)+k]] = c[k]
 	}
 }

@@ -356,15 +356,28 @@ func (s *System) solveBlock(z complex128, bl block, x []complex128, work []compl
 	for r := 0; r < b; r++ {
 		y[r] = x[s.order[int(bl.lo)+r]]
 	}
+	if err := luSolve(a, b, y, cmplx.Abs); err != nil {
+		return fmt.Errorf("laplace: at z = %v: %w", z, err)
+	}
+	for r := 0; r < b; r++ {
+		x[s.order[int(bl.lo)+r]] = y[r]
+	}
+	return nil
+}
+
+// luSolve solves a y' = y in place for a b x b row-major matrix a (which it
+// overwrites) by Gaussian elimination with partial pivoting, real or
+// complex (a block's dense system: at most MaxBlock states).
+func luSolve[T float64 | complex128](a []T, b int, y []T, abs func(T) float64) error {
 	for k := 0; k < b; k++ {
-		p, best := k, cmplx.Abs(a[k*b+k])
+		p, best := k, abs(a[k*b+k])
 		for r := k + 1; r < b; r++ {
-			if v := cmplx.Abs(a[r*b+k]); v > best {
+			if v := abs(a[r*b+k]); v > best {
 				p, best = r, v
 			}
 		}
 		if best == 0 {
-			return fmt.Errorf("laplace: a singular block at z = %v", z)
+			return errors.New("a singular block")
 		}
 		if p != k {
 			for c := 0; c < b; c++ {
@@ -390,112 +403,41 @@ func (s *System) solveBlock(z complex128, bl block, x []complex128, work []compl
 		}
 		y[k] = v / a[k*b+k]
 	}
-	for r := 0; r < b; r++ {
-		x[s.order[int(bl.lo)+r]] = y[r]
-	}
 	return nil
 }
 
 // components labels the strongly connected components of the chain's
 // transition graph (as succ reads it; the sink is left out: it is
-// absorbing, a block of its own at the end) by Tarjan's algorithm,
-// iteratively, and returns each state's component and the states in an
-// order where every transition goes to the same or a later component,
-// each component's states together and in increasing order.
+// absorbing, a block of its own at the end) and returns each state's
+// component and the states in an order where every transition goes to
+// the same or a later component, each component's states together.
 func components(s *System) ([]int32, []int32) {
 	c := s.c
 	n := c.N
-	index := make([]int32, n)
-	low := make([]int32, n)
+	g := ctmc.Graph{N: n,
+		Edges: func(v int32) (int64, int64) {
+			if s.absorbing(int(v)) {
+				return 0, 0
+			}
+			return c.RowPtr[v], c.RowPtr[v+1]
+		},
+		Target: func(v int32, e int64) int32 {
+			if w := s.succ(v, e); int(w) < n {
+				return w
+			}
+			return -1 // the sink
+		},
+	}
+	flat, ptr := ctmc.StrongComponents(g, nil, n)
+	// Tarjan completes a component after those it has transitions into:
+	// the order is the reverse of the completion order.
 	comp := make([]int32, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i] = -1
-	}
-	type frame struct {
-		v int32
-		e int64
-	}
-	var stack []int32
-	var call []frame
-	next, ncomp := int32(0), int32(0)
-	rowEnd := func(v int32) int64 {
-		if s.absorbing(int(v)) {
-			return c.RowPtr[v]
+	order := make([]int32, 0, n)
+	for k := len(ptr) - 2; k >= 0; k-- {
+		for _, v := range flat[ptr[k]:ptr[k+1]] {
+			comp[v] = int32(k)
+			order = append(order, v)
 		}
-		return c.RowPtr[v+1]
-	}
-	for root := int32(0); int(root) < n; root++ {
-		if index[root] >= 0 {
-			continue
-		}
-		call = append(call, frame{root, c.RowPtr[root]})
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(call) > 0 {
-			f := &call[len(call)-1]
-			v := f.v
-			end := rowEnd(v)
-			advanced := false
-			for f.e < end {
-				w := s.succ(v, f.e)
-				f.e++
-				if w < 0 || int(w) >= n {
-					continue
-				}
-				if index[w] < 0 {
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					call = append(call, frame{w, c.RowPtr[w]})
-					advanced = true
-					break
-				}
-				if onStack[w] && index[w] < low[v] {
-					low[v] = index[w]
-				}
-			}
-			if advanced {
-				continue
-			}
-			if low[v] == index[v] {
-				for {
-					w := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[w] = false
-					comp[w] = ncomp
-					if w == v {
-						break
-					}
-				}
-				ncomp++
-			}
-			call = call[:len(call)-1]
-			if len(call) > 0 {
-				u := call[len(call)-1].v
-				if low[v] < low[u] {
-					low[u] = low[v]
-				}
-			}
-		}
-	}
-	// Tarjan numbers components in reverse topological order: a
-	// component's successors are numbered before it.
-	start := make([]int32, ncomp+1)
-	for _, k := range comp {
-		start[ncomp-1-k+1]++
-	}
-	for k := int32(1); k <= ncomp; k++ {
-		start[k] += start[k-1]
-	}
-	order := make([]int32, n)
-	for v := int32(0); int(v) < n; v++ {
-		k := ncomp - 1 - comp[v]
-		order[start[k]] = v
-		start[k]++
 	}
 	return comp, order
 }

@@ -1229,6 +1229,9 @@ func (h *harness) compareRobustness() {
 			}
 		default:
 			check(where, res)
+			if stiff {
+				h.tl.path("robustness:stiff-laplace")
+			}
 		}
 	}
 	laplaceLane("groups-laplace", func(o models.Options) (*models.Result, error) { return models.AnalyzeGroups(ctx, s, o) })

@@ -132,6 +132,24 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		return EngineChoice{Engine: EngineUniformization, Why: fmt.Sprintf("uniformization predicted cheaper: about %.3g steps (q = %.3g, tail to t = %.4g) against %.0f Laplace solves worth %.0f steps",
 			steps, q, horizon, solves, solveCostInSteps*solves)}, nil
 	}
-	return EngineChoice{Engine: EngineLaplace, Laplace: eng, Why: fmt.Sprintf("Laplace-transform inversion predicted cheaper: about %.0f solves worth %.0f steps against about %.3g steps of uniformization (q = %.3g, tail to t = %.4g)",
-		solves, solveCostInSteps*solves, steps, q, horizon)}, nil
+	why := fmt.Sprintf("Laplace-transform inversion predicted cheaper: about %.0f solves worth %.0f steps against about %.3g steps of uniformization (q = %.3g, tail to t = %.4g)",
+		solves, solveCostInSteps*solves, steps, q, horizon)
+	// The contour's prediction assumes transforms of moderate size near
+	// it; poles of high order (an Erlang chain of many phases: a nearly
+	// deterministic time) make them huge there, and the inversion loses
+	// what the prediction promises. The second contour finds that out at
+	// the goal, before anything is reported: uniformization then.
+	at := beta
+	if !(at > 0) {
+		at = eng.Anchor()
+	}
+	check, err := eng.Check(at)
+	if err != nil {
+		return EngineChoice{}, err
+	}
+	if check > epsilon {
+		return EngineChoice{Engine: EngineUniformization, Why: fmt.Sprintf("%s, but its two contours differ by %.2g at t = %.4g, more than epsilon %.2g (poles of high order: phases of nearly deterministic times): uniformization instead",
+			why, check, at, epsilon)}, nil
+	}
+	return EngineChoice{Engine: EngineLaplace, Laplace: eng, Why: why}, nil
 }

@@ -121,6 +121,9 @@ func (e *Engine) Accuracy() float64 {
 	return math.Max(e.c.predicted, e.checked)
 }
 
+// Anchor is the time the windows are anchored at (a time of interest).
+func (e *Engine) Anchor() float64 { return 4 * e.base }
+
 // WindowSolves is the number of solves a window costs; CheckSolves those
 // of a Check.
 func (e *Engine) WindowSolves() int { return e.c.m + 1 }

@@ -558,7 +558,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			// wait for one cache miss at a time.
 			t := int32(0)
 			for _, k := range keep {
-				t += atomic.LoadInt32(&direct.table[curRadix+out.rdelta[k]])
+				t += direct.load(curRadix + out.rdelta[k])
 			}
 			x.touch += t
 		}
@@ -566,7 +566,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 			targetRadix := curRadix + out.rdelta[k]
 			var idx int32
 			if direct != nil {
-				idx = atomic.LoadInt32(&direct.table[targetRadix]) - 1
+				idx = direct.load(targetRadix) - 1
 			} else {
 				x.targetOf(cur, int(k))
 				idx = set.lookup(states, target, targetRadix)
@@ -1074,33 +1074,70 @@ const maxDirect = 1 << 27
 
 // newIndex picks a direct-address table indexed by the mixed-radix number
 // when the product of the local state counts is small enough (a lookup is
-// then one memory access, no hashing, no comparison, and the table is as
-// compact as the numbering allows), and an open-addressing hash set
-// otherwise.
+// then two memory accesses, the first mostly in cache, no hashing, no
+// comparison), and an open-addressing hash set otherwise.
 //
 // The direct table is taken only when it needs at most a quarter of what
 // the budget leaves: it is a cheaper lookup, not a necessity.
 func newIndex(s *Structure, maxStates int, b *membudget.Budget) stateIndex {
 	if s.RadixSize > 0 && s.RadixSize <= maxDirect && (maxStates <= 0 || s.RadixSize <= 8*int64(maxStates)) && 4*s.RadixSize <= b.Left()/4 {
-		if err := b.Check("derive: direct state index", 4*s.RadixSize, ""); err == nil {
-			t := make([]int32, s.RadixSize)
-			adviseHuge(t)
-			return &directIndex{table: t}
+		blocks := (s.RadixSize + directBlock - 1) / directBlock
+		if err := b.Check("derive: direct state index", 4*(blocks+blocks*directBlock), ""); err == nil {
+			d := &directIndex{top: make([]int32, blocks), slots: make([]int32, blocks*directBlock)}
+			adviseHuge(d.slots)
+			return d
 		}
 	}
 	return newStateSet(s.Words)
 }
 
-// directIndex maps a state's mixed-radix number to its index + 1 (0: absent).
+// directIndex maps a state's mixed-radix number to its index + 1 (0:
+// absent), in two levels: the numbers are cut into blocks of directBlock,
+// and a block's entries are placed in slots when a state in it is first
+// inserted, the blocks one after the other in the order met. Reachable
+// states are a small part of the product and gather in few blocks (on the
+// plug-in's ws-6-5-4-4, 1,369,728 states of 39.7M numbers lie in 7,218 of
+// its 38,751 blocks): the entries written take 30 MB instead of the 159 MB
+// of a flat table, whose every 2 MB page was touched (a flat table
+// without huge pages touches 30 MB too, but misses the TLB on most
+// lookups). The blocks' places (top, 155 KB there) stay in cache.
 type directIndex struct {
-	table []int32
+	top   []int32 // per block: its place in slots + 1; 0: none yet
+	slots []int32 // blocks of directBlock entries, in the order met
+	used  int32   // blocks placed (the numbering goroutine's)
 }
 
-func (d *directIndex) lookup(_, _ []uint64, radix int64) int32 { return d.table[radix] - 1 }
+// directBlock is the number of mixed-radix numbers in a block of the
+// direct index (a 4 KB page of entries).
+const (
+	directShift = 10
+	directBlock = 1 << directShift
+)
 
-// insert stores atomically: explorers read the table meanwhile.
+// load returns the entry of radix: the index + 1 of its state, or 0.
+// Explorers read the index while it is written: both levels are read
+// atomically, and a block is placed (zero) before it is published in
+// top.
+func (d *directIndex) load(radix int64) int32 {
+	b := atomic.LoadInt32(&d.top[radix>>directShift])
+	if b == 0 {
+		return 0
+	}
+	return atomic.LoadInt32(&d.slots[int64(b-1)<<directShift|radix&(directBlock-1)])
+}
+
+func (d *directIndex) lookup(_, _ []uint64, radix int64) int32 { return d.load(radix) - 1 }
+
+// insert stores atomically: explorers read the index meanwhile.
 func (d *directIndex) insert(_ []uint64, idx int32, radix int64) {
-	atomic.StoreInt32(&d.table[radix], idx+1)
+	t := &d.top[radix>>directShift]
+	b := *t
+	if b == 0 {
+		d.used++
+		b = d.used
+		atomic.StoreInt32(t, b)
+	}
+	atomic.StoreInt32(&d.slots[int64(b-1)<<directShift|radix&(directBlock-1)], idx+1)
 }
 
 // stateSet is an open-addressing hash set of state indices, keyed by the

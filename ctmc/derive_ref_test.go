@@ -75,7 +75,7 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 			// processor overlaps, where the dependent loop below would
 			// wait for one cache miss at a time.
 			for _, d := range out.rdelta {
-				touched += direct.table[curRadix+d]
+				touched += direct.load(curRadix + d)
 			}
 		}
 	next:

@@ -27,8 +27,10 @@
 // an entry found is final, a target not found is looked up again when its
 // own chunk is numbered. The state index is a direct-address
 // table on the state's mixed-radix number when the product of the local
-// state counts is small enough, an open-addressing hash set otherwise; no
-// state is a heap object. Activities of one state with the same action and
+// state counts is small enough (in two levels: blocks of 1,024 numbers,
+// placed one after the other as states are met in them, so that memory
+// goes to the blocks that hold states), an open-addressing hash set
+// otherwise; no state is a heap object. Activities of one state with the same action and
 // target (the same delta) are merged on the evaluated list, before any
 // lookup, into the first of them, their rates added in list order. On
 // Linux the chain's arrays and the direct index are advised for

@@ -124,6 +124,13 @@ var ErrTooManyStates = errors.New("model too large")
 // one not found is looked up again when its chunk is numbered. Numbering is
 // therefore exactly the single-threaded breadth-first one, whatever the
 // number of cores.
+//
+// It stays one function (about 200 lines) on purpose: the loop's state
+// (the chunk being numbered, the one expanded ahead, the wait group that
+// joins them, the reservations made against the budget) is shared by every
+// step, and split into methods it became a struct whose fields each step
+// half-owned, harder to check for the one invariant that matters (a chunk
+// is numbered only after its expansion is joined).
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
 	w := s.Words
 	c := &Chain{S: s}

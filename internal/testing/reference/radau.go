@@ -234,6 +234,12 @@ var radauCoef = sync.OnceValue(func() radauCoefficients {
 
 // radau integrates y' = Q^T y from alpha to each time of ts (any order,
 // nonnegative), Q given by rows (moves to states < len(rows)).
+//
+// One function, as the textbook step it follows (Hairer and Wanner's
+// RADAU5: Newton-free linear stages, the embedded error estimate, the step
+// controller, steps that end on the times asked), so that a reader can check
+// it line by line against the method; it is an oracle, and obvious beats
+// short.
 func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, RadauStats, error) {
 	n := len(rows)
 	var stats RadauStats

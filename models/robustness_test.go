@@ -173,7 +173,7 @@ func TestMaxMeanExponential(t *testing.T) {
 	a, b := 0.5, 2.0
 	prod := func(t float64) float64 { return (1 - math.Exp(-a*t)) * (1 - math.Exp(-b*t)) }
 	tail := func(T float64) float64 { return math.Exp(-a*T)/a + math.Exp(-b*T)/b }
-	got, bound := MaxMean(prod, tail, 1/a, 1e-10, 0, 0)
+	got, bound := MaxMean(prod, tail, 1/a, 1e-10, 0, QuadratureStart{})
 	want := 1/a + 1/b - 1/(a+b)
 	if math.Abs(got-want) > 1e-9 || bound > 1e-9 || math.Abs(got-want) > bound+1e-15 {
 		t.Errorf("E[max] = %.15g (bound %g), want %.15g", got, bound, want)

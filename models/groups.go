@@ -489,6 +489,9 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 		}
 	}
 	popt := passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Q: j.own}
+	if opt.Progress != nil {
+		popt.Progress = func(step, max int) { opt.Progress(g.Machines, g.TransientWhy, step, max) }
+	}
 	rs, err := passage.Solve(ctx, j.c, probs, popt)
 	if err != nil {
 		return fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)

@@ -71,6 +71,9 @@ type Request struct {
 	// Stage, if not nil, is told the end of each stage of model i, for
 	// timing (compile, groups or derive, then Options.Stage's).
 	Stage func(i int, name, detail string)
+	// Progress, if not nil, is told how a long series of model i is
+	// going (Options.Progress); it may be called from several goroutines.
+	Progress func(i int, group []string, why string, step, max int)
 	// SimulationProgress, if not nil, receives the progress of a
 	// simulation of model i.
 	SimulationProgress func(i int, p simulate.Progress)
@@ -181,6 +184,9 @@ func robustnessOf(ctx context.Context, i int, in Input, req Request) (*Result, *
 	}
 	if req.Stage != nil {
 		opt.Stage = stage
+	}
+	if req.Progress != nil {
+		opt.Progress = func(group []string, why string, step, max int) { req.Progress(i, group, why, step, max) }
 	}
 	if req.Simulate != nil {
 		so := *req.Simulate

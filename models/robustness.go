@@ -28,6 +28,12 @@ type Options struct {
 	// Stage, if not nil, is called at the end of each stage (see
 	// passage.Options.Stage), for timing.
 	Stage func(name, detail string)
+	// Progress, if not nil, is called about every half second while a
+	// series of uniformization runs: the machines of its group (nil: the
+	// product chain), why its engine was chosen (a group's), the steps done
+	// and the most that may be needed (0: not known; passage.Options.Progress).
+	// Groups run in parallel: it may be called from several goroutines.
+	Progress func(group []string, why string, step, max int)
 	// ReleaseChain lets Analyze drop the chain's transitions once the
 	// passages' generator is built, when nothing after needs them
 	// (independent machines or plug-in semantics: the joint figures come
@@ -218,7 +224,11 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	if release {
 		debug.FreeOSMemory() // what the derivation left behind, before the generator is built
 	}
-	dists, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage, ReleaseChain: release})
+	popt := passage.Options{Epsilon: opt.Epsilon, Horizon: opt.Beta, Complete: true, Stage: opt.Stage, ReleaseChain: release}
+	if opt.Progress != nil {
+		popt.Progress = func(step, max int) { opt.Progress(nil, "", step, max) }
+	}
+	dists, err := passage.Solve(ctx, c, probs, popt)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
@@ -87,7 +91,44 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 			a.req.SimulationProgress = func(i int, p simulate.Progress) { simulationProgress(e, a.files[i], p) }
 		}
 	}
+	a.req.Progress = seriesProgress(e, a.o.verbose, a.files)
 	return a, ctx, -1
+}
+
+// seriesProgress shows how long series of uniformization are going: on a
+// terminal, one line rewritten in place; otherwise, with --verbose, a
+// line every 10 s (a log); else nothing. Groups report from several
+// goroutines.
+func seriesProgress(e *env, verbose bool, files []string) func(i int, group []string, why string, step, max int) {
+	if !e.stderrTerminal && !verbose {
+		return nil
+	}
+	var mu sync.Mutex
+	var last time.Time
+	return func(i int, group []string, why string, step, max int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !e.stderrTerminal && time.Since(last) < 10*time.Second {
+			return
+		}
+		last = time.Now()
+		what := "the product chain"
+		if group != nil {
+			what = "group " + strings.Join(group, ", ")
+		}
+		msg := fmt.Sprintf("%s: %s: uniformization: step %d", displayName(files[i]), what, step)
+		if max > 0 {
+			msg += fmt.Sprintf(" of at most %d", max)
+		}
+		if why != "" && !e.stderrTerminal {
+			msg += " (" + why + ")"
+		}
+		if e.stderrTerminal {
+			fmt.Fprintf(e.stderr, "\r%s   ", msg)
+		} else {
+			fmt.Fprintf(e.stderr, "pepa robustness: %s\n", msg)
+		}
+	}
 }
 
 func (a *robustnessCmd) solve(ctx context.Context, e *env, in []models.Input, derive deriver) (any, error) {
@@ -99,6 +140,9 @@ func (a *robustnessCmd) solve(ctx context.Context, e *env, in []models.Input, de
 				a.timers[i].mark(name, detail)
 			}
 		}
+	}
+	if e.stderrTerminal && req.Progress != nil {
+		defer fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	return models.Robustness(ctx, in, req)
 }

@@ -440,3 +440,19 @@ func TestOptimizeStops(t *testing.T) {
 		t.Errorf("unwritable -o: exit %d after %v: %s", code, time.Since(start), stderr)
 	}
 }
+
+// TestRobustnessSeriesProgress: a series of uniformization that runs for
+// hours (stiff-net forced to uniformization: about 8.6e9 steps) says how
+// it is going under --verbose, the group, the step and why that engine,
+// and an interrupt ends it with exit 130.
+func TestRobustnessSeriesProgress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var o, eb bytes.Buffer
+	code := run(ctx, &env{stdin: strings.NewReader(""), stdout: &o, stderr: &eb},
+		[]string{"robustness", "--beta", "40000", "--verbose", "--transient", "uniformization", "../../testdata/coupled/stiff-net.pepa"})
+	want := "group M1, M2, M3: uniformization: step "
+	if code != exitInterrupted || !strings.Contains(eb.String(), want) || !strings.Contains(eb.String(), "(--transient uniformization)") {
+		t.Errorf("exit %d, want %d and a line with %q\n%s", code, exitInterrupted, want, eb.String())
+	}
+}

@@ -516,6 +516,7 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 	s := e.sys
 	n := s.c.N
 	work := make([]complex128, MaxBlock*MaxBlock+MaxBlock)
+	var x []complex128 // a block's solve reads and writes only its own states
 	for k := 0; k < n; k++ {
 		if s.blockAt != nil && s.blockAt[k] > 0 {
 			b := s.blocks[s.blockAt[k]-1]
@@ -524,7 +525,9 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 					trapped[s.order[p]] = tau[s.order[p]] > 0
 				}
 			} else {
-				x := make([]complex128, s.n)
+				if x == nil {
+					x = make([]complex128, s.n)
+				}
 				for p := b.lo; p < b.hi; p++ {
 					x[s.order[p]] = complex(tau[s.order[p]], 0)
 				}

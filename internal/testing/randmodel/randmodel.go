@@ -58,7 +58,7 @@ func Generate(seed int64) Model { return GenerateWith(seed, Small) }
 // GenerateWith writes the model of a seed in a profile.
 func GenerateWith(seed int64, p Profile) Model {
 	r := rand.New(rand.NewSource(seed))
-	g := &gen{r: r, feats: map[string]bool{}, p: p}
+	g := &gen{r: r, feats: map[string]bool{}, p: p, extra: rand.New(rand.NewSource(^seed))}
 	g.stiff = r.Intn(4) == 0
 	if g.stiff {
 		g.feat("stiff")
@@ -89,6 +89,9 @@ type gen struct {
 	feats map[string]bool
 	defs  []string // rate definitions, in order
 	nrate int
+	// extra draws the parts added after seeds were fixed (a resource
+	// that fails), so that the rest of a seed's model stays as it was.
+	extra *rand.Rand
 }
 
 func (g *gen) feat(f string) { g.feats[f] = true }
@@ -103,6 +106,14 @@ func (g *gen) value() float64 {
 		v = 0.2 + 4.8*g.r.Float64()
 	}
 	return roundSig(v, 3)
+}
+
+// extraValue is value drawn from g.extra.
+func (g *gen) extraValue() float64 {
+	if g.stiff {
+		return roundSig(math.Pow(10, -4+8*g.extra.Float64()), 3)
+	}
+	return roundSig(0.2+4.8*g.extra.Float64(), 3)
 }
 
 func roundSig(v float64, digits int) float64 {
@@ -938,6 +949,18 @@ func (g *gen) sharedResource(cp *coupledParts, k int, uses []string, nres int) {
 			serve = append(serve, fmt.Sprintf("(%s, %s).Res%d_1", u, g.rate(), k))
 		}
 	}
+	// A quarter of the resources fail when idle and are repaired: a cycle
+	// of two states that no machine moves, which keeps going after every
+	// machine has finished, so that the Laplace engine's blocks (its dense
+	// solves, closed blocks holding the mass) are compared too.
+	states := nres
+	if g.extra.Intn(4) == 0 {
+		fail, repair := g.extraValue(), g.extraValue()
+		serve = append(serve, fmt.Sprintf("(fail%d, %s).Res%dDown", k, num(fail), k))
+		cp.resLines = append(cp.resLines, fmt.Sprintf("Res%dDown = (repair%d, %s).Res%d;", k, k, num(repair), k))
+		states++
+		g.feat("failing-resource")
+	}
 	cp.resLines = append(cp.resLines, fmt.Sprintf("Res%d = %s;", k, strings.Join(serve, " + ")))
 	for i := 1; i < nres; i++ {
 		next := fmt.Sprintf("Res%d_%d", k, i+1)
@@ -948,7 +971,7 @@ func (g *gen) sharedResource(cp *coupledParts, k int, uses []string, nres int) {
 	}
 	cp.resTerms = append(cp.resTerms, fmt.Sprintf("Res%d", k))
 	cp.syncs = append(cp.syncs, uses...)
-	cp.prod *= nres
+	cp.prod *= states
 	g.feat("shared-component")
 }
 

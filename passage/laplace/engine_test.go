@@ -2,6 +2,7 @@ package laplace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -188,5 +189,26 @@ func TestContoursTable(t *testing.T) {
 		if got := optimalContour(c.m, windowRatio); got != c {
 			t.Errorf("m = %d: the search gives %+v, the table %+v", c.m, got, c)
 		}
+	}
+}
+
+// TestStiffBlockRefused: a block cycled through far faster than it is
+// left (an owner toggling at 1e4 beside work at 1e-2) would lose digits
+// in its dense solves, which the second contour, sharing them, cannot
+// see: NewSystem refuses it (uniformization then), and accepts the same
+// block toggling at 1.
+func TestStiffBlockRefused(t *testing.T) {
+	src := func(toggle string) string {
+		return `M = (w1, 0.01).M2; M2 = (w2, 0.02).Mf; Mf = (stop, 1).Mf;
+O = (busy, ` + toggle + `).O1 + (w1, infty).O + (w2, infty).O; O1 = (idle, ` + toggle + `).O;
+M <w1, w2> O
+`
+	}
+	_, err := NewSystem(chainOf(t, src("10000")), Target{})
+	if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "times faster than it is left") {
+		t.Errorf("toggling at 1e4: %v, want ErrNotApplicable for a stiff block", err)
+	}
+	if _, err := NewSystem(chainOf(t, src("1")), Target{}); err != nil {
+		t.Errorf("toggling at 1: %v", err)
 	}
 }

@@ -166,7 +166,7 @@ func collectEffects(s *Structure, n node, out map[*Leaf]*leafEffect) []*Leaf {
 	case *coopNode:
 		xl := collectEffects(s, m.x, out)
 		yl := collectEffects(s, m.y, out)
-		ax, ay := alphabet(m.x), alphabet(m.y)
+		ax, ay := liveAlphabet(xl, out), liveAlphabet(yl, out)
 		block := func(leaves []*Leaf, other map[int32]bool) {
 			for _, l := range leaves {
 				eff := out[l]
@@ -190,7 +190,7 @@ func collectEffects(s *Structure, n node, out map[*Leaf]*leafEffect) []*Leaf {
 		for k, kid := range m.kids {
 			kidLeaves[k] = collectEffects(s, kid, out)
 			all = append(all, kidLeaves[k]...)
-			alphas[k] = alphabet(kid)
+			alphas[k] = liveAlphabet(kidLeaves[k], out)
 			for a := range alphas[k] {
 				performers[a]++
 			}
@@ -213,6 +213,25 @@ func collectEffects(s *Structure, n node, out map[*Leaf]*leafEffect) []*Leaf {
 		return all
 	}
 	return nil
+}
+
+// liveAlphabet is the actions the leaves can still perform as seen above
+// the subtree whose effects out holds: renamed by its hidings, less those
+// its cooperations block for good. A cooperation above must not count an
+// action blocked below as performed (Q's s1 in ((P/{p2}) <s1> Q) <s1> R:
+// R's s1 is blocked too; the syntactic alphabet made R a part that cycles
+// through s1; differential seed 900397).
+func liveAlphabet(leaves []*Leaf, out map[*Leaf]*leafEffect) map[int32]bool {
+	live := map[int32]bool{}
+	for _, l := range leaves {
+		eff := out[l]
+		for _, a := range leafActions(l) {
+			if !eff.blocked[a] {
+				live[eff.current(a)] = true
+			}
+		}
+	}
+	return live
 }
 
 func (e *leafEffect) current(a int32) int32 {

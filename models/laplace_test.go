@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"testing"
 
 	"pepa/ctmc"
@@ -74,19 +76,7 @@ func laplaceMakespanCase(t *testing.T, src string, beta float64, stop map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafOf := map[string]int{}
-	for i, l := range rc.Leaves {
-		leafOf[l] = i
-	}
-	all := make([]bool, rc.N())
-	for i, st := range rc.States {
-		all[i] = true
-		for name := range stop {
-			if st[leafOf[name]] != reference.Finished {
-				all[i] = false
-			}
-		}
-	}
+	all := rc.FinishedStates(slices.Collect(maps.Keys(stop)))
 	want, _, err := rc.MeanTimes(rc.InitialStates(all))
 	if err != nil {
 		t.Fatal(err)

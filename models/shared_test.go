@@ -571,17 +571,11 @@ func TestSharedGenDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: reference: %v", trial, err)
 		}
-		leafOf := map[string]int{}
-		for i, l := range rc.Leaves {
-			leafOf[l] = i
+		var names []string
+		for _, j := range present {
+			names = append(names, machines[j])
 		}
-		done := make([]bool, rc.N())
-		for i, st := range rc.States {
-			done[i] = true
-			for _, j := range present {
-				done[i] = done[i] && st[leafOf[machines[j]]] == reference.Finished
-			}
-		}
+		done := rc.FinishedStates(names)
 		all := rc.InitialStates(done)
 		makespan, err := rc.Mean(all)
 		if err != nil {

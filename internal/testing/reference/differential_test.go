@@ -1106,20 +1106,8 @@ func (h *harness) compareRobustness() {
 		return
 	}
 	// The reference's figures, at a goal near the mean makespan.
-	leafOf := map[string]int{}
-	for i, l := range rc.Leaves {
-		leafOf[l] = i
-	}
 	stiff := stiffRates && rc.N() > passage.DenseMaxStates
-	target := make([]bool, rc.N())
-	for i, st := range rc.States {
-		target[i] = true
-		for _, name := range gm.Machines {
-			if st[leafOf[name]] != reference.Finished {
-				target[i] = false
-			}
-		}
-	}
+	target := rc.FinishedStates(gm.Machines)
 	allP := rc.InitialStates(target)
 	allMean, _, err := rc.MeanTimes(allP)
 	if err != nil {

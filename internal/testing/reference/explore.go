@@ -88,6 +88,27 @@ type Options struct {
 // Finished is the key of the terminal local state of a stopped leaf.
 const Finished = "finished"
 
+// FinishedStates marks the states where every named leaf is Finished
+// (Options.Stop): where every machine named has finished, the set whose
+// passage from the start is the makespan.
+func (c *Chain) FinishedStates(names []string) []bool {
+	leafOf := map[string]int{}
+	for i, l := range c.Leaves {
+		leafOf[l] = i
+	}
+	out := make([]bool, len(c.States))
+	for i, st := range c.States {
+		out[i] = true
+		for _, name := range names {
+			if k, ok := leafOf[name]; !ok || st[k] != Finished {
+				out[i] = false
+				break
+			}
+		}
+	}
+	return out
+}
+
 // Derive explores the model's state space breadth-first from the initial
 // state.
 func Derive(ctx context.Context, m *lang.Model, opt Options) (*Chain, error) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,19 +108,7 @@ func stiffCheck(t *testing.T, sc stiffCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafOf := map[string]int{}
-	for i, l := range rc.Leaves {
-		leafOf[l] = i
-	}
-	all := make([]bool, rc.N())
-	for i, st := range rc.States {
-		all[i] = true
-		for name := range stop {
-			if st[leafOf[name]] != reference.Finished {
-				all[i] = false
-			}
-		}
-	}
+	all := rc.FinishedStates(slices.Collect(maps.Keys(stop)))
 	// The Laplace analyses first, then the oracle once per passage with
 	// every time it needs (its cost is mostly per call).
 	var results []*models.Result

@@ -1,12 +1,11 @@
 package ctmc_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
 	"pepa/ctmc"
-	"pepa/lang"
+	"pepa/internal/testing/testchain"
 )
 
 // TestDecomposeInnerBlocking: an action blocked for good inside a
@@ -25,18 +24,8 @@ R = (r1, 0.778).(s1, 4.7).(r1, 2 * r2).R;
 R_boot = (r0, 1.84).(r0, 2 * r3).R;
 (((P) / {p2}) <s1> (Q)) <s1> (R_boot)
 `
-	m, diags := lang.Load("m.pepa", []byte(src))
-	if diags.HasErrors() {
-		t.Fatal(diags.Err())
-	}
-	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testchain.Structure(t, src)
+	c := testchain.Chain(t, src)
 	parts, err := ctmc.Decompose(s)
 	if err != nil {
 		t.Fatal(err)

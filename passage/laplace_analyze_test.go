@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
 
 // TestAnalyzeByLaplace: a stiff hypoexponential passage (phases at rates
@@ -16,34 +17,9 @@ import (
 // same passage's non-stiff cousin gives the same values as Laplace.
 func TestAnalyzeByLaplace(t *testing.T) {
 	rates := []float64{1e4, 0.1, 1e-4, 2.5e-4, 5, 3e-3}
-	s := testchain.Structure(t, `P0 = (a0, 1e4).P1; P1 = (a1, 0.1).P2; P2 = (a2, 1e-4).P3; P3 = (a3, 2.5e-4).P4;
-P4 = (a4, 5).P5; P5 = (a5, 3e-3).P6; P6 = (stay, 1).P6; P0`)
-	cdf := func(t float64) float64 {
-		f := 1.0
-		for i, li := range rates {
-			c := 1.0
-			for j, lj := range rates {
-				if j != i {
-					c *= lj / (lj - li)
-				}
-			}
-			f -= c * math.Exp(-li*t)
-		}
-		return f
-	}
-	pdf := func(t float64) float64 {
-		f := 0.0
-		for i, li := range rates {
-			c := 1.0
-			for j, lj := range rates {
-				if j != i {
-					c *= lj / (lj - li)
-				}
-			}
-			f += c * li * math.Exp(-li*t)
-		}
-		return f
-	}
+	s := testchain.Structure(t, testmodels.Hypoexponential(rates))
+	cdf := func(t float64) float64 { return testmodels.HypoexponentialCDF(rates, t) }
+	pdf := func(t float64) float64 { return testmodels.HypoexponentialPDF(rates, t) }
 	mean := 0.0
 	for _, r := range rates {
 		mean += 1 / r

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"pepa/internal/testing/testchain"
 )
 
 // stoppedNetwork writes a mapping model whose machines share one network
@@ -43,7 +45,7 @@ func stoppedNetwork(apps, machines int) string {
 // BenchmarkSolve: one complex solve (a contour node), the kernel every
 // window repeats (m+1 times), on a stiff network of 4 machines.
 func BenchmarkSolve(b *testing.B) {
-	c := chainOf(b, stoppedNetwork(16, 4))
+	c := testchain.Chain(b, stoppedNetwork(16, 4))
 	sys, err := NewSystem(c, Target{})
 	if err != nil {
 		b.Fatal(err)

@@ -11,51 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"pepa/ctmc"
-	"pepa/lang"
+	"pepa/internal/testing/testchain"
+	"pepa/internal/testing/testmodels"
 )
-
-func chainOf(t testing.TB, src string) *ctmc.Chain {
-	t.Helper()
-	m, d := lang.Load("t.pepa", []byte(src))
-	if d.HasErrors() {
-		t.Fatal(d.Err())
-	}
-	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := ctmc.Derive(context.Background(), s, ctmc.DeriveOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// hypo writes a chain of exponential phases ending in an absorbing state
-// Done; its passage to Done is the hypoexponential distribution.
-func hypo(rates []float64) string {
-	var b strings.Builder
-	for i, r := range rates {
-		fmt.Fprintf(&b, "P%d = (a%d, %g).P%d;\n", i, i, r, i+1)
-	}
-	fmt.Fprintf(&b, "P%d = (stay, 1).P%d;\nP0\n", len(rates), len(rates))
-	return b.String()
-}
-
-// hypoCDF is the hypoexponential CDF for distinct rates.
-func hypoCDF(rates []float64, t float64) float64 {
-	f := 1.0
-	for i, li := range rates {
-		c := 1.0
-		for j, lj := range rates {
-			if j != i {
-				c *= lj / (lj - li)
-			}
-		}
-		f -= c * math.Exp(-li*t)
-	}
-	return f
-}
 
 func engineFor(t testing.TB, c *ctmc.Chain, tgt Target, sets [][]bool, base float64) *Engine {
 	t.Helper()
@@ -77,7 +35,7 @@ func engineFor(t testing.TB, c *ctmc.Chain, tgt Target, sets [][]bool, base floa
 // quantiles, and the target given as an action (the sink) or as a state.
 func TestHypoexponentialStiff(t *testing.T) {
 	rates := []float64{1e4, 0.1, 1e-4, 2.5e-4, 5, 3e-3}
-	c := chainOf(t, hypo(rates))
+	c := testchain.Chain(t, testmodels.Hypoexponential(rates))
 	done := make([]bool, c.N)
 	for i := range done {
 		done[i] = strings.HasPrefix(c.StateString(i), fmt.Sprintf("P%d", len(rates)))
@@ -112,7 +70,7 @@ func TestHypoexponentialStiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := hypoCDF(rates, tt)
+			want := testmodels.HypoexponentialCDF(rates, tt)
 			if math.Abs(got-want) > e.Predicted() {
 				t.Errorf("%s: F(%g) = %.17g, closed form %.17g (%.2g)", tc.name, tt, got, want, got-want)
 			}
@@ -122,7 +80,7 @@ func TestHypoexponentialStiff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := hypoCDF(rates, q); math.Abs(f-p) > 1e-9 {
+			if f := testmodels.HypoexponentialCDF(rates, q); math.Abs(f-p) > 1e-9 {
 				t.Errorf("%s: quantile %g at %g, where the closed form is %g", tc.name, p, q, f)
 			}
 		}
@@ -146,7 +104,7 @@ M = (x, a).M2 + (y, c).M3; M2 = (z, b).M4; M3 = (z, d).M4; M4 = (w, f).Mf; Mf = 
 O = (busy, 0.7).O1; O1 = (idle, 1.3).O;
 M <> O
 `
-	c := chainOf(t, src)
+	c := testchain.Chain(t, src)
 	// The set: M finished (closed).
 	fin := make([]bool, c.N)
 	for i := range fin {
@@ -204,11 +162,11 @@ O = (busy, ` + toggle + `).O1 + (w1, infty).O + (w2, infty).O; O1 = (idle, ` + t
 M <w1, w2> O
 `
 	}
-	_, err := NewSystem(chainOf(t, src("10000")), Target{})
+	_, err := NewSystem(testchain.Chain(t, src("10000")), Target{})
 	if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "times faster than it is left") {
 		t.Errorf("toggling at 1e4: %v, want ErrNotApplicable for a stiff block", err)
 	}
-	if _, err := NewSystem(chainOf(t, src("1")), Target{}); err != nil {
+	if _, err := NewSystem(testchain.Chain(t, src("1")), Target{}); err != nil {
 		t.Errorf("toggling at 1: %v", err)
 	}
 }

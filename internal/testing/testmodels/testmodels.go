@@ -1,5 +1,6 @@
-// Package testmodels writes PEPA models for tests and benchmarks. It imports
-// nothing of the project, so every package's tests can use it.
+// Package testmodels writes PEPA models for tests and benchmarks (with the
+// closed forms some of them have). It imports nothing of the project, so
+// every package's tests can use it.
 package testmodels
 
 import (

@@ -74,7 +74,7 @@ func (in *Instance) shareBounds(ctx context.Context, j int, subset []int, beta, 
 			phases = append(phases, float64(k)*mu[c])
 		}
 	}
-	done, err := phaseProgress(ctx, in.Owners[j], phases, beta)
+	done, err := phaseProgress(ctx, in.embeddedOwner(j), phases, beta)
 	if err != nil {
 		return nil, err
 	}

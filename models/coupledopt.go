@@ -69,17 +69,21 @@ type groupFigures struct {
 func newCoupling(in *Instance, beta, eps float64) *coupling {
 	c := &coupling{in: in, beta: beta, eps: eps, listed: make([]bool, len(in.Machines)),
 		cache: map[string]groupFigures{}, whole: map[string]*Result{}, maxStates: maxSearchGroupStates}
-	for _, res := range in.Resources {
+	for k, res := range in.Resources {
 		for j, u := range res.users {
-			c.listed[j] = c.listed[j] || u
+			c.listed[j] = c.listed[j] || u || (in.external(j) && in.ownerUses(j, k))
 		}
+	}
+	for j, p := range in.poolOf {
+		c.listed[j] = c.listed[j] || p >= 0
 	}
 	return c
 }
 
-// groups partitions the machines that stage input in alloc into groups
-// (machines in index order, groups by their first machine). The result is
-// valid until the next call.
+// groups partitions the coupled machines of alloc into groups (machines
+// in index order, groups by their first machine): the machines that stage
+// input, or whose owner's jobs do, joined through each resource, and the
+// desktops of each pool. The result is valid until the next call.
 func (c *coupling) groups(alloc [][]int) [][]int {
 	m := len(c.in.Machines)
 	if len(c.parent) < m {
@@ -96,27 +100,37 @@ func (c *coupling) groups(alloc [][]int) [][]int {
 		}
 		return j
 	}
-	for _, res := range c.in.Resources {
+	join := func(first *int, j int) {
+		stages[j] = true
+		if *first < 0 {
+			*first = j
+		} else if r1, r2 := find(*first), find(j); r1 != r2 {
+			parent[max(r1, r2)] = min(r1, r2)
+		}
+	}
+	for k, res := range c.in.Resources {
 		first := -1
 		for j := 0; j < m; j++ {
-			if !res.users[j] {
-				continue
-			}
-			uses := false
+			// An owner whose jobs use the resource couples its machine,
+			// whatever the machine computes.
+			uses := c.in.external(j) && c.in.ownerUses(j, k)
 			for _, a := range alloc[j] {
-				if res.data[a] > 0 {
-					uses = true
+				if uses || !res.users[j] {
 					break
 				}
+				uses = res.data[a] > 0
 			}
-			if !uses {
-				continue
+			if uses {
+				join(&first, j)
 			}
-			stages[j] = true
-			if first < 0 {
-				first = j
-			} else if r1, r2 := find(first), find(j); r1 != r2 {
-				parent[max(r1, r2)] = min(r1, r2)
+		}
+	}
+	// A pool's desktops are one group, whatever they compute.
+	for p := range c.in.Pools {
+		first := -1
+		for j := 0; j < m; j++ {
+			if c.in.poolOf[j] == p {
+				join(&first, j)
 			}
 		}
 	}
@@ -194,21 +208,41 @@ func (c *coupling) figures(ctx context.Context, g []int, alloc [][]int) (groupFi
 		return f, nil
 	}
 	key := string(c.key)
-	f := groupFigures{ps: make([]float64, len(g))}
+	f := groupFigures{ps: make([]float64, len(g)), all: 1}
+	computing := false
+	for k, j := range g {
+		f.ps[k] = 1 // computes nothing: finished at once
+		computing = computing || len(alloc[j]) > 0
+	}
+	if !computing {
+		// Owners and seats alone: nothing to finish.
+		c.cache[key] = f
+		return f, nil
+	}
 	var b strings.Builder
-	c.in.writeModel(&b, alloc, g)
+	if err := c.in.writeModel(&b, alloc, g); err != nil {
+		return f, err
+	}
 	m, diags := lang.Load("group.pepa", []byte(b.String()))
 	if diags.HasErrors() {
 		return f, fmt.Errorf("the model of a group does not check (a bug): %w", diags.Err())
+	}
+	pragmas, err := ReadPragmas(m.File)
+	if err != nil {
+		return f, err
 	}
 	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
 	if err != nil {
 		return f, err
 	}
-	gp, err := solveGroupProbabilities(ctx, s, c.beta, c.eps, c.maxStates)
+	gp, err := solveGroupProbabilities(ctx, s, pragmas, c.beta, c.eps, c.maxStates)
 	switch {
 	case err != nil && ctx.Err() == nil && (errors.Is(err, ctmc.ErrTooManyStates) || errors.Is(err, membudget.ErrOverBudget)):
 		c.tooLarge++ // scores 0
+		for k := range f.ps {
+			f.ps[k] = 0
+		}
+		f.all = 0
 	case err != nil:
 		return f, err
 	default:
@@ -218,10 +252,12 @@ func (c *coupling) figures(ctx context.Context, g []int, alloc [][]int) (groupFi
 		}
 		for k, j := range g {
 			p, ok := byName[c.in.Machines[j]]
-			if !ok {
+			if !ok && len(alloc[j]) > 0 {
 				return f, fmt.Errorf("machine %s is not detected in its group's model (a bug)", c.in.Machines[j])
 			}
-			f.ps[k] = p
+			if ok {
+				f.ps[k] = p
+			}
 		}
 		f.all = gp.PAll
 	}

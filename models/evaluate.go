@@ -22,7 +22,7 @@ var machineActions = []string{"tau", "work", "done"}
 // phases and an owner process. The passage to its first "done" is its
 // finishing time; alpha is its start (the owner idle, or stationary).
 func (in *Instance) machineChain(j int, apps []int) (*ctmc.Chain, []float64) {
-	o := in.Owners[j]
+	o := in.embeddedOwner(j)
 	npaths, nstages := in.machinePaths(j, apps), len(apps)*in.Phases
 	capacity := 0
 	if o != nil {
@@ -86,7 +86,7 @@ func (in *Instance) machineFinish(ctx context.Context, j int, apps []int, beta, 
 // sharing). machineChain and machineSolver both build their chains with it,
 // so the two cannot drift apart.
 func (in *Instance) moveRate(j int, from machinePos, mv machineMove) float64 {
-	o := in.Owners[j]
+	o := in.embeddedOwner(j)
 	sharing := o != nil && o.Discipline == "sharing"
 	switch mv.kind {
 	case moveWork:
@@ -104,10 +104,14 @@ func (in *Instance) moveRate(j int, from machinePos, mv machineMove) float64 {
 		return o.Arrival
 	case moveLeave:
 		rate := o.Service
-		if sharing {
+		if sharing && !mv.alone {
 			rate *= float64(from.n) / float64(from.n+1)
 		}
 		return rate
+	case moveRequest:
+		return 1 / in.Resources[mv.res].Latency
+	case moveTransfer:
+		return in.Resources[mv.res].Rate / in.Resources[mv.res].data[mv.app]
 	}
 	return 0
 }

@@ -40,7 +40,7 @@ func (s *machineSolver) p(j int, apps []int) (float64, error) {
 		return 1, nil
 	}
 	in := s.in
-	o := in.Owners[j]
+	o := in.embeddedOwner(j)
 	npaths, nstages := in.machinePaths(j, apps), len(apps)*in.Phases
 	capacity := 0
 	if o != nil {

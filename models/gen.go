@@ -65,7 +65,9 @@ func (in *Instance) Generate(w io.Writer, m Mapping) error {
 	for j := range all {
 		all[j] = j
 	}
-	in.writeModel(&b, onMachine, all)
+	if err := in.writeModel(&b, onMachine, all); err != nil {
+		return err
+	}
 	_, err = io.WriteString(w, b.String())
 	return err
 }
@@ -92,8 +94,9 @@ func (in *Instance) allocation(m Mapping) ([][]int, error) {
 
 // writeModel writes the model of the listed machines (indices, in order)
 // computing onMachine: the rates, the components of their applications,
-// the machines and the resources they use, and the system equation.
-func (in *Instance) writeModel(b *strings.Builder, onMachine [][]int, machines []int) {
+// the machines, their external owners and pools, the resources they use,
+// and the system equation.
+func (in *Instance) writeModel(b *strings.Builder, onMachine [][]int, machines []int) error {
 	// The applications written, in order, and each one's machine.
 	machineOf := make([]int, len(in.Apps))
 	var apps []int
@@ -132,12 +135,13 @@ func (in *Instance) writeModel(b *strings.Builder, onMachine [][]int, machines [
 			continue
 		}
 		used = append(used, mach)
-		if in.stages(j, idx) {
-			in.writeStaged(b, j, idx)
+		staged := in.stages(j, idx)
+		if in.embeddedOwner(j) != nil || (in.Phases > 1 && !staged) {
+			in.writeCombined(b, j, idx)
 			continue
 		}
-		if in.Owners[j] != nil || in.Phases > 1 {
-			in.writeCombined(b, j, idx)
+		if staged {
+			in.writeStaged(b, j, idx)
 			continue
 		}
 		var ideal, pert strings.Builder
@@ -146,6 +150,18 @@ func (in *Instance) writeModel(b *strings.Builder, onMachine [][]int, machines [
 			fmt.Fprintf(&pert, "(compute%d, p%d).", i+1, i+1)
 		}
 		writeDefinition(b, mach, []string{ideal.String() + mach, pert.String() + mach})
+	}
+	for _, j := range machines {
+		if in.Owners[j] != nil && in.external(j) {
+			if err := in.writeExternalOwner(b, j, onMachine[j]); err != nil {
+				return err
+			}
+		}
+	}
+	for p := range in.Pools {
+		if len(in.poolDesks(p, machines)) > 0 {
+			in.writePool(b, p, onMachine, machines)
+		}
 	}
 	in.writeResources(b, onMachine, machines)
 	b.WriteString("\n")
@@ -168,6 +184,7 @@ func (in *Instance) writeModel(b *strings.Builder, onMachine [][]int, machines [
 	} else {
 		fmt.Fprintf(b, "%s\n    %s\n    %s\n", appsTerm, set, machinesTerm)
 	}
+	return nil
 }
 
 // writeDefinition writes NAME = ALT + ALT + ...; as lang.Format lays it
@@ -211,7 +228,7 @@ func writeDefinition(b *strings.Builder, name string, alts []string) {
 // no owner job; a stationary start is recorded in a //pepa:initial comment
 // that pepa robustness applies, and the owner in a //pepa:owner comment.
 func (in *Instance) writeCombined(b *strings.Builder, j int, idx []int) {
-	mach, o := in.Machines[j], in.Owners[j]
+	mach, o := in.Machines[j], in.embeddedOwner(j)
 	if o != nil {
 		fmt.Fprintf(b, "//pepa:owner %s arrival=%s service=%s capacity=%d discipline=%s start=%s\n",
 			mach, num(o.Arrival), num(o.Service), o.Capacity, o.Discipline, o.Start)
@@ -246,9 +263,15 @@ func (in *Instance) writeCombined(b *strings.Builder, j int, idx []int) {
 				act, rate = "arrive_"+mach, "lo_"+mach
 			case moveLeave:
 				act, rate = "leave_"+mach, "mo_"+mach
-				if sharing {
+				if sharing && !mv.alone {
 					rate = fmt.Sprintf("mo_%s * %d / %d", mach, from.n, from.n+1)
 				}
+			case moveRequest:
+				R := in.Resources[mv.res].name
+				act, rate = fmt.Sprintf("req%d_%s", mv.app+1, R), "q_"+R
+			case moveTransfer:
+				R := in.Resources[mv.res].name
+				act, rate = fmt.Sprintf("xfer%d_%s", mv.app+1, R), fmt.Sprintf("x%d_%s", mv.app+1, R)
 			}
 			alts[i] = fmt.Sprintf("(%s, %s).%s", act, rate, combinedName(mach, mv.to))
 		}
@@ -257,8 +280,10 @@ func (in *Instance) writeCombined(b *strings.Builder, j int, idx []int) {
 }
 
 // A combined machine's state: the cycle's start (path -1), or done of its
-// stages (Erlang phases of its applications in order) completed on the
-// ideal (path 0) or perturbed (path 1) path; and n owner jobs present.
+// steps (transfers, then the Erlang phases of each application in order)
+// completed, on the ideal (path 0) or perturbed (path 1) path once the
+// race is run (path -1 before, through the first application's transfers);
+// and n owner jobs present.
 type machinePos struct{ path, done, n int }
 
 type moveKind int
@@ -267,56 +292,94 @@ const (
 	moveWork moveKind = iota
 	moveArrive
 	moveLeave
+	moveRequest  // a request for a slot of a resource
+	moveTransfer // a transfer, which frees the slot
 )
 
 // machineMove is one activity of a combined machine.
 type machineMove struct {
 	kind      moveKind
 	to        machinePos
-	path, app int  // for work: the path and the application (index) of the phase
+	path, app int  // for work: the path and the application (index) of the phase; for a transfer, its application
+	res       int  // for a request or transfer: the resource (index)
 	completes bool // the phase completes its application (its compute action)
 	closes    bool // ... and the cycle
+	alone     bool // for a departure: the machine is not computing (its owner's jobs have the processor)
+}
+
+// machineStep is one step of a machine's cycle: a request or a transfer
+// of an application's input on a resource, or a phase of its work.
+type machineStep struct {
+	kind     moveKind // moveWork, moveRequest or moveTransfer
+	app, res int
+}
+
+// machineSteps lists machine j's steps computing apps, and how many come
+// before the first work phase (the first application's transfers, common
+// to both paths).
+func (in *Instance) machineSteps(j int, apps []int) (steps []machineStep, pre int) {
+	for n, a := range apps {
+		for _, k := range in.transfersOf(j, a) {
+			steps = append(steps, machineStep{moveRequest, a, k}, machineStep{moveTransfer, a, k})
+		}
+		if n == 0 {
+			pre = len(steps)
+		}
+		for h := 0; h < in.Phases; h++ {
+			steps = append(steps, machineStep{kind: moveWork, app: a})
+		}
+	}
+	return steps, pre
 }
 
 // machineMoves enumerates a combined machine's states, in a fixed order
-// (owner jobs outer, the start first, then each path's stages), with their
-// activities: the single description behind both the PEPA that gen writes
-// (writeCombined) and the chains optimize solves (machineChain). The owner
-// is in.Owners[j] (nil: none); a nil owner's discipline reads as "".
+// (owner jobs outer, the start first, then the transfers before the race,
+// then each path's steps), with their activities: the single description
+// behind both the PEPA that gen writes (writeCombined) and the chains
+// optimize solves (machineChain). The owner is in.embeddedOwner(j) (nil:
+// none); a nil owner's discipline reads as "". Under preemption work runs
+// only with no owner job present, and so do transfers with "pause".
 func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, moves []machineMove)) {
-	k := in.Phases
-	o := in.Owners[j]
+	o := in.embeddedOwner(j)
 	if o == nil {
 		o = &Owner{}
 	}
-	var stages []int // the application each phase belongs to
-	for _, a := range apps {
-		for h := 0; h < k; h++ {
-			stages = append(stages, a)
-		}
-	}
+	steps, pre := in.machineSteps(j, apps)
 	paths := []int{0, 1}[:in.machinePaths(j, apps)]
-	positions := []machinePos{{path: -1}}
+	positions := make([]machinePos, 0, 1+pre+len(paths)*(len(steps)-1-pre))
+	for d := 0; d <= pre; d++ {
+		positions = append(positions, machinePos{path: -1, done: d})
+	}
 	for _, path := range paths {
-		for d := 1; d < len(stages); d++ {
+		for d := pre + 1; d < len(steps); d++ {
 			positions = append(positions, machinePos{path: path, done: d})
 		}
 	}
+	pause := pauses(o.Transfers)
 	var moves []machineMove
 	for n := 0; n <= o.Capacity; n++ {
 		for _, p := range positions {
 			from := machinePos{p.path, p.done, n}
 			moves = moves[:0]
-			if o.Capacity == 0 || n == 0 || o.Discipline == "sharing" {
+			st := steps[p.done]
+			switch {
+			case st.kind != moveWork:
+				if n == 0 || !pause {
+					path := p.path
+					mv := machineMove{kind: st.kind, app: st.app, res: st.res, to: machinePos{path, p.done + 1, n}}
+					moves = append(moves, mv)
+				}
+			case o.Capacity == 0 || n == 0 || o.Discipline == "sharing":
 				starts := paths
 				if p.path >= 0 {
 					starts = []int{p.path}
 				}
 				for _, path := range starts {
-					mv := machineMove{kind: moveWork, path: path, app: stages[p.done],
+					mv := machineMove{kind: moveWork, path: path, app: st.app,
 						to: machinePos{path, p.done + 1, n}}
-					mv.completes = p.done+1 == len(stages) || stages[p.done+1] != stages[p.done]
-					if p.done+1 == len(stages) {
+					last := p.done+1 == len(steps)
+					mv.completes = last || steps[p.done+1].kind != moveWork || steps[p.done+1].app != st.app
+					if last {
 						mv.closes, mv.to = true, machinePos{path: -1, n: n}
 					}
 					moves = append(moves, mv)
@@ -326,7 +389,10 @@ func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, 
 				moves = append(moves, machineMove{kind: moveArrive, to: machinePos{p.path, p.done, n + 1}})
 			}
 			if n > 0 {
-				moves = append(moves, machineMove{kind: moveLeave, to: machinePos{p.path, p.done, n - 1}})
+				// Under sharing the machine's work is at the processor
+				// only while it computes: during a request or transfer
+				// the owner's jobs have it to themselves.
+				moves = append(moves, machineMove{kind: moveLeave, to: machinePos{p.path, p.done, n - 1}, alone: st.kind != moveWork})
 			}
 			visit(from, moves)
 		}
@@ -342,7 +408,8 @@ func (in *Instance) machinePaths(j int, apps []int) int {
 }
 
 // posIndex numbers the states of a combined machine in machineMoves' order,
-// for npaths paths through nstages stages.
+// for npaths paths through nstages steps, none before the race (the
+// machines machineChain and machineSolver solve stage no input).
 func posIndex(p machinePos, npaths, nstages int) int32 {
 	npos := 1 + npaths*(nstages-1)
 	i := 0
@@ -362,12 +429,16 @@ func indexOfName(list []string, x string) int {
 }
 
 // combinedName names a state of a combined machine: M (start, no owner
-// job), M_r3 (3 stages done on the ideal path), M_p3_o2 (perturbed path, 2
-// owner jobs).
+// job), M_t2 (2 steps done before the race: a request and a transfer),
+// M_r3 (3 steps done on the ideal path), M_p3_o2 (perturbed path, 2 owner
+// jobs).
 func combinedName(mach string, p machinePos) string {
 	name := mach
-	if p.path >= 0 {
+	switch {
+	case p.path >= 0:
 		name += fmt.Sprintf("_%s%d", "rp"[p.path:p.path+1], p.done)
+	case p.done > 0:
+		name += fmt.Sprintf("_t%d", p.done)
 	}
 	if p.n > 0 {
 		name += fmt.Sprintf("_o%d", p.n)
@@ -379,7 +450,7 @@ func combinedName(mach string, p machinePos) string {
 // it is a combined machine (owner or work phases) and its applications'
 // (indices) perturbed rates equal their ideal ones.
 func (in *Instance) singlePath(apps []int, j int) bool {
-	if in.Owners[j] == nil && in.Phases == 1 {
+	if in.embeddedOwner(j) == nil && in.Phases == 1 {
 		return false
 	}
 	for _, a := range apps {
@@ -415,6 +486,13 @@ func (in *Instance) WriteSpec(w io.Writer, mappings ...Mapping) error {
 	}
 	if len(in.Resources) > 0 {
 		spec["resources"] = in.resourceSpecs()
+	}
+	if len(in.Pools) > 0 {
+		pools := map[string]*Pool{}
+		for _, p := range in.Pools {
+			pools[p.name] = p
+		}
+		spec["pools"] = pools
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

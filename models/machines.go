@@ -232,51 +232,38 @@ func Independent(s *ctmc.Structure, machines []*Machine) (bool, string) {
 }
 
 // Uncomputed names the applications no machine computes: for each passive
-// action of a non-machine component that no machine performs actively, a
-// sentence naming the component and the action. Such an application never
-// finishes, and no machine's figures account for it, so robustness alone
-// would look better than the mapping is. Every detected machine counts
-// (not only those in machines), so naming a subset with --machines does not
-// flag the other machines' applications.
+// action of an application (a component whose activities are all passive)
+// that no component performs actively, a sentence naming the component and
+// the action. Such an application never finishes, and no machine's figures
+// account for it, so robustness alone would look better than the mapping
+// is. Every component counts as a performer, not only the machines
+// analysed: naming a subset with --machines does not flag the other
+// machines' applications, and a resource that an owner's jobs use (the
+// owner a component of its own) is no uncomputed application.
 func Uncomputed(s *ctmc.Structure, machines []*Machine) []string {
-	passive := map[int32]bool{}
-	for _, l := range s.Leaves {
-		for st := 0; st < l.NumLocal; st++ {
-			for _, t := range l.Transitions(st) {
-				if t.Passive {
-					passive[t.Action] = true
-				}
-			}
-		}
-	}
 	computed := map[int32]bool{}
-	isMach := map[*ctmc.Leaf]bool{}
-	for _, m := range machines {
-		isMach[m.Leaf] = true
-	}
-	for _, l := range s.Leaves {
-		if !isMach[l] && !isMachine(l, passive) {
-			continue
-		}
-		isMach[l] = true
+	passiveOnly := make([]bool, len(s.Leaves))
+	for i, l := range s.Leaves {
+		passiveOnly[i] = true
 		for st := 0; st < l.NumLocal; st++ {
 			for _, t := range l.Transitions(st) {
 				if !t.Passive {
 					computed[t.Action] = true
+					passiveOnly[i] = false
 				}
 			}
 		}
 	}
 	var out []string
-	for _, l := range s.Leaves {
-		if isMach[l] {
+	for i, l := range s.Leaves {
+		if !passiveOnly[i] {
 			continue
 		}
 		var missing []string
 		seen := map[int32]bool{}
 		for st := 0; st < l.NumLocal; st++ {
 			for _, t := range l.Transitions(st) {
-				if t.Passive && !computed[t.Action] && !seen[t.Action] {
+				if !computed[t.Action] && !seen[t.Action] {
 					seen[t.Action] = true
 					missing = append(missing, s.Actions[t.Action])
 				}

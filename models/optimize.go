@@ -193,7 +193,7 @@ func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start 
 		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
 		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
 	o.eval = machineEval{o}
-	if len(in.Resources) > 0 {
+	if len(in.Resources) > 0 || len(in.Pools) > 0 {
 		o.eval = &groupEval{o: o, coupling: newCoupling(in, opt.Beta, opt.Epsilon)}
 	}
 	if nApps := len(in.Apps); nApps > 64 {

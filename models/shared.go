@@ -139,8 +139,6 @@ func (r *resolver) resolveResources(in *Instance) {
 				}
 				listed[m] = true
 				continue
-			case in.Owners[j] != nil:
-				r.errorf(mpath, "resource %s: machine %s has an owner process; a machine with an owner cannot use a shared resource (not supported: its transfers would need the owner's states)", name, m)
 			}
 			listed[m] = true
 			res.users[j] = true
@@ -363,12 +361,15 @@ func (in *Instance) stages(j int, apps []int) bool {
 }
 
 // resourceUse lists the resources (indices) that some of the listed
-// machines stage input through when computing onMachine, with how many of
-// them do.
+// machines stage input through when computing onMachine, or their external
+// owners use, with how many components (machines and owners) do.
 func (in *Instance) resourceUse(onMachine [][]int, machines []int) (used, count []int) {
 	for k, res := range in.Resources {
 		n := 0
 		for _, j := range machines {
+			if in.external(j) && in.ownerUses(j, k) {
+				n++
+			}
 			if !res.users[j] {
 				continue
 			}
@@ -384,6 +385,20 @@ func (in *Instance) resourceUse(onMachine [][]int, machines []int) (used, count 
 		}
 	}
 	return used, count
+}
+
+// ownerActions lists the actions of the external owners among machines
+// on resource k: oreq_M_R (a slot taken) and oxfer_M_R (freed), in
+// machine order.
+func (in *Instance) ownerActions(k int, machines []int) (reqs, xfers []string) {
+	R := in.Resources[k].name
+	for _, j := range machines {
+		if in.external(j) && in.ownerUses(j, k) {
+			reqs = append(reqs, fmt.Sprintf("oreq_%s_%s", in.Machines[j], R))
+			xfers = append(xfers, fmt.Sprintf("oxfer_%s_%s", in.Machines[j], R))
+		}
+	}
+	return reqs, xfers
 }
 
 // writeTransferRates writes the rates of the resources the listed machines
@@ -486,16 +501,23 @@ func (in *Instance) writeResources(b *strings.Builder, onMachine [][]int, machin
 			}
 			return fmt.Sprintf("%s_%d", R, taken)
 		}
+		oreqs, oxfers := in.ownerActions(k, machines)
 		for taken := 0; taken <= slots; taken++ {
 			var alts []string
 			if taken < slots {
 				for _, a := range apps {
 					alts = append(alts, fmt.Sprintf("(req%d_%s, infty).%s", a+1, R, state(taken+1)))
 				}
+				for _, act := range oreqs {
+					alts = append(alts, fmt.Sprintf("(%s, infty).%s", act, state(taken+1)))
+				}
 			}
 			if taken > 0 {
 				for _, a := range apps {
 					alts = append(alts, fmt.Sprintf("(xfer%d_%s, infty).%s", a+1, R, state(taken-1)))
+				}
+				for _, act := range oxfers {
+					alts = append(alts, fmt.Sprintf("(%s, infty).%s", act, state(taken-1)))
 				}
 			}
 			writeDefinition(b, state(taken), alts)
@@ -504,10 +526,20 @@ func (in *Instance) writeResources(b *strings.Builder, onMachine [][]int, machin
 }
 
 // machinesTerm is the system equation's part with the listed machines
-// (names, in order) and the resources they use: (M1 <> M2) alone, or
-// ((M1 <> M2) <req1_R, xfer1_R, ...> R) (several resources in parallel).
+// (names, in order: those computing something), the external owners and
+// pools of machines, and the resources they use: (M1 <> M2) alone, with
+// owners ((M1 <> M2) <compute1, ...> (M1_owner <> ...)), and with resources
+// (... <req1_R, xfer1_R, ...> R) (several resources in parallel).
 func (in *Instance) machinesTerm(names []string, onMachine [][]int, machines []int) string {
 	term := "(" + strings.Join(names, " <> ") + ")"
+	if owners, shared := in.ownersTerm(onMachine, machines); owners != "" {
+		switch {
+		case len(names) == 0:
+			term = owners
+		default:
+			term = "(" + term + " <" + strings.Join(shared, ", ") + "> " + owners + ")"
+		}
+	}
 	used, _ := in.resourceUse(onMachine, machines)
 	if len(used) == 0 {
 		return term
@@ -517,6 +549,10 @@ func (in *Instance) machinesTerm(names []string, onMachine [][]int, machines []i
 		R := in.Resources[k].name
 		for _, a := range in.stagedApps(k, onMachine, machines) {
 			acts = append(acts, fmt.Sprintf("req%d_%s", a+1, R), fmt.Sprintf("xfer%d_%s", a+1, R))
+		}
+		oreqs, oxfers := in.ownerActions(k, machines)
+		for i := range oreqs {
+			acts = append(acts, oreqs[i], oxfers[i])
 		}
 		comps = append(comps, R)
 	}

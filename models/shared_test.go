@@ -163,11 +163,15 @@ func fullSolve(t *testing.T, in *Instance, alloc [][]int, beta float64) (map[str
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
+	pragmas, err := ReadPragmas(m.File)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := ctmc.Compile(m, ctmc.DefaultOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-12})
+	r, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-12, Pragmas: pragmas})
 	if err != nil {
 		t.Fatal(err)
 	}

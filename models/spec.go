@@ -47,6 +47,9 @@ type Spec struct {
 	Work *Work `json:"work"`
 	// Resources are shared networks or file servers (shared.go).
 	Resources map[string]*Resource `json:"resources"`
+	// Pools are owners spanning machines: users who each sit at one of
+	// several desktops (ownshare.go).
+	Pools map[string]*Pool `json:"pools"`
 
 	file    string
 	offsets map[string]int // JSON path -> byte offset, for error lines (see valueOffsets)
@@ -72,6 +75,17 @@ type Owner struct {
 	Discipline string  `json:"discipline"`
 	Capacity   int     `json:"capacity"`
 	Start      string  `json:"start"`
+	// Transfers says whether an application's request and transfer on a
+	// shared resource go on while an owner job is at the processor
+	// ("continue", the default) or wait for it to leave ("pause").
+	Transfers string `json:"transfers,omitempty"`
+	// Uses names the resources the owner's own jobs stage their input
+	// through, Data each job's input (one number, or by resource).
+	Uses []string        `json:"uses,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+
+	usesIdx []int     // indices into Instance.Resources, name order
+	data    []float64 // per entry of usesIdx
 }
 
 // Rho is the owner's load lambda_o / mu_o.
@@ -217,6 +231,10 @@ type Instance struct {
 
 	// Resources are the shared resources, by name (shared.go).
 	Resources []*Resource
+	// Pools are the pools of users, by name, and poolOf each machine's
+	// pool (-1: none) (ownshare.go).
+	Pools  []*Pool
+	poolOf []int
 }
 
 // LoadSpec reads and validates a specification file.
@@ -396,6 +414,8 @@ func knownFields(path string) string {
 		t = reflect.TypeOf(Work{})
 	case strings.HasPrefix(path, "resources."):
 		t = reflect.TypeOf(Resource{})
+	case strings.HasPrefix(path, "pools."):
+		t = reflect.TypeOf(Pool{})
 	case path == "etc_generate":
 		t = reflect.TypeOf(etc.Params{})
 	case strings.HasPrefix(path, "mappings[") && strings.HasSuffix(path, ".random"):
@@ -441,6 +461,8 @@ func describeType(t string) string {
 		return "an object of machine names to owners"
 	case "map[string]*models.Resource":
 		return "an object of resource names to resources"
+	case "map[string]*models.Pool":
+		return "an object of pool names to pools"
 	case "*etc.Params":
 		return "an object ({\"method\": \"cvb\" or \"range\", \"applications\": N, \"machines\": M, ...})"
 	}
@@ -548,6 +570,8 @@ func (s *Spec) resolve() (*Instance, error) {
 	// Resources before the mappings by rule: the heuristics count the
 	// time of staging input (expectedTimes).
 	r.resolveResources(in)
+	r.resolveOwnerUses(in)
+	r.resolvePools(in)
 	if len(r.errs) == 0 {
 		r.ruleMappings(in)
 	}
@@ -775,6 +799,7 @@ func (r *resolver) resolveOwners(in *Instance) {
 		if o.Start == "" {
 			o.Start = "idle"
 		}
+
 		r.checkOwner(in, path, mach, j, o)
 		if j >= 0 {
 			in.Owners[j] = o
@@ -796,6 +821,10 @@ func (r *resolver) checkOwner(in *Instance, path, mach string, j int, o *Owner) 
 		r.errorf(path+".capacity", "owner of %s: capacity must be from 1 to 1000 jobs, found %d", mach, o.Capacity)
 	case o.Start != "idle" && o.Start != "stationary":
 		r.errorf(path+".start", "owner of %s: start must be idle or stationary, found %q", mach, o.Start)
+	case o.Transfers != "" && o.Transfers != "continue" && o.Transfers != "pause":
+		r.errorf(path+".transfers", "owner of %s: transfers must be continue (an application's transfer goes on while the owner works) or pause, found %q", mach, o.Transfers)
+	case o.Transfers == "pause" && o.Discipline == "sharing":
+		r.errorf(path+".transfers", "owner of %s: transfers pause needs discipline preemptive (under sharing the applications are never stopped, so their transfers continue)", mach)
 	case j >= 0 && j < len(in.Avail) && j < len(in.AvailP) && (in.Avail[j] != 1 || in.AvailP[j] != 1):
 		r.errorf(path, "machine %s has an owner process, so its static availability must be 1 (it is %g, perturbed %g)", mach, in.Avail[j], in.AvailP[j])
 	case !(o.Availability() > 0):

@@ -216,7 +216,7 @@ func TestBadSpecsRejected(t *testing.T) {
 		{"a number where names go", "{\"etc\": [[1]],\n \"applications\": [\"A\", 7]}", "s.json:2:24: error: applications[1]: expected a string, found a number"},
 		{"a string where a number goes", "{\"etc\": [[1,\n \"x\"]]}", `s.json:2:2: error: etc[0][1]: expected a number, found a string`},
 		{"a fraction where a whole number goes", "{\"etc\": [[1]],\n \"work\": {\"erlang\": 1.5}}", "s.json:2:21: error: work.erlang: expected a whole number, found the number 1.5"},
-		{"unknown owner field", "{\"etc\": [[1]],\n \"owners\": {\"M1\": {\"arival\": 1}}}", `s.json:2:30: error: owners.M1.arival: unknown field "arival" (the fields here are arrival, service, discipline, capacity, start)`},
+		{"unknown owner field", "{\"etc\": [[1]],\n \"owners\": {\"M1\": {\"arival\": 1}}}", `s.json:2:30: error: owners.M1.arival: unknown field "arival" (the fields here are arrival, service, discipline, capacity, start, transfers, uses, data)`},
 		{"trailing text", "{\"etc\": [[1]]}\n}", "s.json:2:1: error: invalid JSON: invalid character '}' after top-level value"},
 		{"unterminated", "{\"etc\": [[1]]", "s.json:1:14: error: the specification ends early"},
 		{"empty file", " \n", "s.json:1:1: error: the specification is empty"},

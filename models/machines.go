@@ -232,23 +232,44 @@ func Independent(s *ctmc.Structure, machines []*Machine) (bool, string) {
 }
 
 // Uncomputed names the applications no machine computes: for each passive
-// action of an application (a component whose activities are all passive)
-// that no component performs actively, a sentence naming the component and
-// the action. Such an application never finishes, and no machine's figures
-// account for it, so robustness alone would look better than the mapping
-// is. Every component counts as a performer, not only the machines
-// analysed: naming a subset with --machines does not flag the other
-// machines' applications, and a resource that an owner's jobs use (the
-// owner a component of its own) is no uncomputed application.
+// action of an application that no machine performs actively, a sentence
+// naming the component and the action. Such an application never
+// finishes, and no machine's figures account for it, so robustness alone
+// would look better than the mapping is. An application is a component
+// whose activities are all passive: a single-state one (the applications
+// gen writes) must be computed by a machine; one with several states (a
+// hand-written application in steps, but also a resource or a database
+// that other components update) by any component, so that a network an
+// owner's jobs use, the owner a component of its own, is no uncomputed
+// application. Every detected machine counts (not only those in
+// machines), so naming a subset with --machines does not flag the other
+// machines' applications.
 func Uncomputed(s *ctmc.Structure, machines []*Machine) []string {
-	computed := map[int32]bool{}
+	passive := map[int32]bool{}
+	for _, l := range s.Leaves {
+		for st := 0; st < l.NumLocal; st++ {
+			for _, t := range l.Transitions(st) {
+				if t.Passive {
+					passive[t.Action] = true
+				}
+			}
+		}
+	}
+	isMach := map[*ctmc.Leaf]bool{}
+	for _, m := range machines {
+		isMach[m.Leaf] = true
+	}
+	byMachine, byAny := map[int32]bool{}, map[int32]bool{}
 	passiveOnly := make([]bool, len(s.Leaves))
 	for i, l := range s.Leaves {
+		mach := isMach[l] || isMachine(l, passive)
+		isMach[l] = mach
 		passiveOnly[i] = true
 		for st := 0; st < l.NumLocal; st++ {
 			for _, t := range l.Transitions(st) {
 				if !t.Passive {
-					computed[t.Action] = true
+					byAny[t.Action] = true
+					byMachine[t.Action] = byMachine[t.Action] || mach
 					passiveOnly[i] = false
 				}
 			}
@@ -256,8 +277,12 @@ func Uncomputed(s *ctmc.Structure, machines []*Machine) []string {
 	}
 	var out []string
 	for i, l := range s.Leaves {
-		if !passiveOnly[i] {
+		if isMach[l] || !passiveOnly[i] {
 			continue
+		}
+		computed := byAny
+		if l.NumLocal == 1 {
+			computed = byMachine
 		}
 		var missing []string
 		seen := map[int32]bool{}

@@ -61,3 +61,23 @@ M1 = (c1, r).M1; M2 = (c2, r).M2;
 		t.Errorf("Uncomputed with M1 only = %q, want %q", got, want)
 	}
 }
+
+// TestUncomputedResources: a network whose slots an owner component (no
+// machine) takes is no uncomputed application, while a single-state
+// application that only a non-machine performs is one.
+func TestUncomputedResources(t *testing.T) {
+	s := structureOf(t, `r = 1;
+A1 = (c1, infty).A1; A2 = (c2, infty).A2;
+M1 = (c1, r).M1;
+O = (req, r).(xfer, r).O + (c2, r).O + (c1, infty).O;
+Net = (req, infty).Net1; Net1 = (xfer, infty).Net;
+(A1 <> A2) <c1, c2> ((M1 <c1> O) <req, xfer> Net)`)
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"application A2 is computed by no machine (no machine performs c2)"}
+	if got := Uncomputed(s, all); !reflect.DeepEqual(got, want) {
+		t.Errorf("Uncomputed = %q, want %q", got, want)
+	}
+}

@@ -19,12 +19,15 @@ func runGen(ctx context.Context, e *env, args []string) int {
         write every mapping, as out/models/NAME.pepa
   pepa gen testdata/spec-shared.json --mapping round-robin
         machines that stage input over a shared network: a coupled model, on standard output
+  pepa gen testdata/spec-lab.json --mapping pairs
+        a lab: desktops shared with a pool of users, all reading input from one file server
   pepa gen testdata/spec-pandas.json --mapping split
         an ETC file as pandas' to_csv() writes it: it names the applications and machines
   pepa gen testdata/spec-generated.json --etc-out etc.csv
         write the ETC matrix a specification uses (drawn by etc_generate), in the form etc_csv reads
 The specification format is documented, field by field, in testdata/spec-example.json
-(shared resources: testdata/spec-shared.json).
+(owners, and owners with resources: testdata/spec-owners.json; shared resources:
+testdata/spec-shared.json; pools of users over desktops: testdata/spec-lab.json).
 `)
 	out := fs.String("o", "", "write the model to `FILE` (atomically) instead of standard output")
 	dir := fs.String("dir", "", "write every mapping to `DIR`/NAME.pepa")

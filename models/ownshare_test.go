@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -193,6 +194,13 @@ func expectedGroups(in *Instance, onMachine [][]int) map[string]bool {
 	return out
 }
 
+// Longer runs of TestOwnShareGenDifferential: go test ./models -run
+// OwnShareGenDifferential -ownshare.n 1000 -ownshare.seed 7.
+var (
+	ownShareTrials = flag.Int("ownshare.n", 24, "TestOwnShareGenDifferential: random specifications")
+	ownShareSeed   = flag.Uint64("ownshare.seed", 33, "TestOwnShareGenDifferential: the seed of its specifications")
+)
+
 // pragmaStart is the start distribution the pragmas give over the
 // reference chain's states: each component with a //pepa:initial
 // distribution in one of its states, every other in its initial one.
@@ -223,9 +231,9 @@ func pragmaStart(rc *reference.Chain, pr *Pragmas) []float64 {
 // evaluation of the mapping by groups (its own group models, cached) gives
 // the whole model's figures.
 func TestOwnShareGenDifferential(t *testing.T) {
-	rng := rand.New(rand.NewPCG(33, 1))
+	rng := rand.New(rand.NewPCG(*ownShareSeed, 1))
 	seen := map[string]int{}
-	for trial := 0; trial < 24; trial++ {
+	for trial := 0; trial < *ownShareTrials; trial++ {
 		spec, onMachine := ownShareSpec(rng)
 		text, err := json.Marshal(spec)
 		if err != nil {

@@ -17,9 +17,18 @@ import (
 //	    distribution rather than in its first one (an owner's steady state)
 //	//pepa:owner MACHINE arrival=X service=Y capacity=N discipline=D start=S
 //	    the machine's owner process, for its availability and slowdown
+//	//pepa:power MACHINE busy=W idle=W
+//	    the machine's power in watts while it computes and once it has
+//	    finished (semantics.md section 5); a machine named here that the
+//	    model does not compute with (none of its applications) finishes
+//	    at t = 0 and draws its idle power until the makespan
 type Pragmas struct {
 	Initial map[string]map[string]float64
 	Owners  map[string]*Owner
+	// Power is each named machine's busy and idle power, in the order
+	// the pragmas name them (PowerOrder).
+	Power      map[string][2]float64
+	PowerOrder []string
 }
 
 // PragmaError is a malformed pragma, at its position in the model's file.
@@ -36,7 +45,7 @@ func (e *PragmaError) Error() string {
 
 // ReadPragmas collects the pragmas of a parsed model.
 func ReadPragmas(f *lang.File) (*Pragmas, error) {
-	p := &Pragmas{Initial: map[string]map[string]float64{}, Owners: map[string]*Owner{}}
+	p := &Pragmas{Initial: map[string]map[string]float64{}, Owners: map[string]*Owner{}, Power: map[string][2]float64{}}
 	for _, c := range f.Comments {
 		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 		if !strings.HasPrefix(text, "pepa:") {
@@ -92,8 +101,31 @@ func ReadPragmas(f *lang.File) (*Pragmas, error) {
 				return nil, fail("pepa:owner %s: needs positive arrival and service rates and discipline=preemptive or sharing", comp)
 			}
 			p.Owners[comp] = o
+		case "pepa:power":
+			var w [2]float64
+			for i, k := range []string{"busy", "idle"} {
+				v, ok := kv[k]
+				if !ok && k == "idle" {
+					continue // 0: switched off when done
+				}
+				x, err := strconv.ParseFloat(v, 64)
+				if !ok || err != nil || !(x >= 0) || math.IsInf(x, 0) {
+					return nil, fail("pepa:power %s: %s=%q: expected watts, a finite number >= 0", comp, k, v)
+				}
+				w[i] = x
+			}
+			for _, k := range order {
+				if k != "busy" && k != "idle" {
+					return nil, fail("pepa:power %s: unknown field %q (known: busy, idle)", comp, k)
+				}
+			}
+			if _, dup := p.Power[comp]; dup {
+				return nil, fail("pepa:power %s: the machine's power is given twice", comp)
+			}
+			p.Power[comp] = w
+			p.PowerOrder = append(p.PowerOrder, comp)
 		default:
-			return nil, fail("unknown pragma %s (known: pepa:initial, pepa:owner)", fields[0])
+			return nil, fail("unknown pragma %s (known: pepa:initial, pepa:owner, pepa:power)", fields[0])
 		}
 	}
 	return p, nil

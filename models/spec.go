@@ -17,6 +17,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"pepa/models/energy"
 	"pepa/models/etc"
 )
 
@@ -50,6 +51,8 @@ type Spec struct {
 	// Pools are owners spanning machines: users who each sit at one of
 	// several desktops (ownshare.go).
 	Pools map[string]*Pool `json:"pools"`
+	// Power is each machine's busy and idle power (energyspec.go).
+	Power *PowerSpec `json:"power"`
 
 	file    string
 	offsets map[string]int // JSON path -> byte offset, for error lines (see valueOffsets)
@@ -235,6 +238,9 @@ type Instance struct {
 	// pool (-1: none) (ownshare.go).
 	Pools  []*Pool
 	poolOf []int
+	// Power is each machine's busy and idle power, nil when the
+	// specification gives none (energyspec.go).
+	Power *energy.Power
 }
 
 // LoadSpec reads and validates a specification file.
@@ -416,6 +422,8 @@ func knownFields(path string) string {
 		t = reflect.TypeOf(Resource{})
 	case strings.HasPrefix(path, "pools."):
 		t = reflect.TypeOf(Pool{})
+	case path == "power":
+		t = reflect.TypeOf(PowerSpec{})
 	case path == "etc_generate":
 		t = reflect.TypeOf(etc.Params{})
 	case strings.HasPrefix(path, "mappings[") && strings.HasSuffix(path, ".random"):
@@ -572,6 +580,7 @@ func (s *Spec) resolve() (*Instance, error) {
 	r.resolveResources(in)
 	r.resolveOwnerUses(in)
 	r.resolvePools(in)
+	r.resolvePower(in)
 	if len(r.errs) == 0 {
 		r.ruleMappings(in)
 	}

@@ -82,3 +82,39 @@ func Rank(results []*Result, tie float64) []*Ranked {
 	}
 	return out
 }
+
+// RankByJoint orders mappings by the probability of meeting both the
+// makespan goal and the energy budget (higher first), then by expected
+// energy (lower first), then by name; the equal-makespan groups are Rank's.
+// Mappings without energy figures come last.
+func RankByJoint(results []*Result, tie float64) []*Ranked {
+	out := Rank(results, tie)
+	joint := func(r *Ranked) float64 {
+		if r.Energy == nil || math.IsNaN(r.Energy.PAllWithinBudget) {
+			return -1
+		}
+		return r.Energy.PAllWithinBudget
+	}
+	energyOf := func(r *Ranked) float64 {
+		if r.Energy == nil || math.IsNaN(r.Energy.Expected) {
+			return math.Inf(1)
+		}
+		return r.Energy.Expected
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ja, jb := joint(a), joint(b); ja != jb {
+			return ja > jb
+		}
+		if ea, eb := energyOf(a), energyOf(b); ea != eb {
+			return ea < eb
+		}
+		return a.Model < b.Model
+	})
+	for i, r := range out {
+		r.Rank = i + 1
+		// The gains over a group are robustness's: not shown in this order.
+		r.BestInGroup, r.GainOverGroup, r.MissRatio = false, 0, 0
+	}
+	return out
+}

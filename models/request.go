@@ -53,6 +53,9 @@ type Request struct {
 	// Tie is the relative difference of expected makespans under which
 	// mappings count as equally fast (Rank).
 	Tie float64
+	// RankBy is "robustness" (or "") or "joint": P(max_j F_j <= beta and
+	// E <= B), with an energy budget (RankByJoint).
+	RankBy string
 	// Compile compiles each model (Aggregate, MaxStates; SeparateRates is
 	// set where Sensitivity needs it). Compile.MaxStates also bounds each
 	// group's chain, the chain with completion flags under Cycling, and
@@ -77,6 +80,11 @@ type Request struct {
 	// SimulationProgress, if not nil, receives the progress of a
 	// simulation of model i.
 	SimulationProgress func(i int, p simulate.Progress)
+	// Energy, if not nil, sets the energy figures (semantics.md section
+	// 5): the power (overriding the models' //pepa:power pragmas) and the
+	// budget. A model whose pragmas give its machines' power has E[E]
+	// even without it.
+	Energy *EnergyRequest
 }
 
 // Report is the answer to a Request: every model's figures, in the order
@@ -140,6 +148,9 @@ func Robustness(ctx context.Context, in []Input, req Request) (*Report, error) {
 		rep.Simulations[i] = st
 	}
 	rep.Ranking = Rank(rep.Results, req.Tie)
+	if req.RankBy == "joint" {
+		rep.Ranking = RankByJoint(rep.Results, req.Tie)
+	}
 	return rep, nil
 }
 
@@ -156,6 +167,12 @@ func (req *Request) check() error {
 		return errors.New("sensitivities are computed under initial semantics on the decomposed path (not flat)")
 	case req.Sensitivity && !(req.Level > 0 && req.Level < 1):
 		return fmt.Errorf("the robustness radius's level must be in (0, 1), not %g", req.Level)
+	}
+	if req.RankBy != "" && req.RankBy != "robustness" && req.RankBy != "joint" {
+		return fmt.Errorf("unknown ranking %q (want robustness or joint)", req.RankBy)
+	}
+	if req.RankBy == "joint" && (req.Energy == nil || !(req.Energy.Budget > 0)) {
+		return errors.New("ranking by the joint figure P(makespan <= beta and E <= B) needs an energy budget")
 	}
 	if err := passage.CheckEngine(req.Transient); err != nil {
 		return err
@@ -196,6 +213,32 @@ func robustnessOf(ctx context.Context, i int, in Input, req Request) (*Result, *
 		}
 		opt.Simulate = &so
 	}
+	r, st, err := modelFigures(ctx, i, in, s, req, opt, stage)
+	if err != nil {
+		return nil, nil, err
+	}
+	ereq := EnergyRequest{MaxStates: copt.MaxStates}
+	if req.Energy != nil {
+		ereq = *req.Energy
+		if ereq.MaxStates == 0 {
+			ereq.MaxStates = copt.MaxStates
+		}
+	}
+	if req.Energy == nil && (opt.Semantics != passage.Initial || opt.Cycling) {
+		return r, st, nil // power pragmas alone ask for nothing here
+	}
+	if r.Energy, err = energyFigures(ctx, s, r, opt, ereq); err != nil {
+		return nil, nil, fmt.Errorf("energy: %w", err)
+	}
+	if r.Energy != nil {
+		stage("energy", r.Energy.How)
+	}
+	return r, st, nil
+}
+
+// modelFigures are the robustness figures of model i, compiled as s: by
+// groups, or flat.
+func modelFigures(ctx context.Context, i int, in Input, s *ctmc.Structure, req Request, opt Options, stage func(name, detail string)) (*Result, *simulate.Stats, error) {
 	if !req.Flat {
 		gopt := opt
 		if gopt.Semantics != passage.Initial {

@@ -158,6 +158,9 @@ type Result struct {
 	// Warnings are problems of the mapping as a whole (an application no
 	// machine computes); machine-level ones are in MachineResult.Note.
 	Warnings []string
+	// Energy are the energy figures (semantics.md section 5), nil when no
+	// power is known (Request.Energy, //pepa:power).
+	Energy *EnergyResult
 }
 
 // Analyze computes the robustness of the mapping whose chain is c.

@@ -95,9 +95,21 @@ func (a *robustnessCmd) series(result any) []float64 {
 // model) or per mapping of a ranking.
 func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 	if summary {
-		fmt.Fprintln(w, "model,robustness,p_all_by_beta,expected_makespan,states,semantics,beta")
+		energy, budget := hasEnergy(rep.Ranking)
+		head := "model,robustness,p_all_by_beta,expected_makespan,states,semantics,beta"
+		if energy {
+			head += ",expected_energy"
+			if budget {
+				head += ",p_by_budget,p_all_by_beta_within_budget"
+			}
+		}
+		fmt.Fprintln(w, head)
 		for _, r := range rep.Results {
-			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%s,%s\n", csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.States, r.Semantics, fmtFloat(r.Beta))
+			extra := ""
+			if energy {
+				extra = "," + strings.Join(energyColumns(&models.Ranked{Result: r}, budget, csvFloat), ",")
+			}
+			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%s,%s%s\n", csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.States, r.Semantics, fmtFloat(r.Beta), extra)
 		}
 		return nil
 	}
@@ -109,9 +121,21 @@ func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 		}
 		return nil
 	}
-	fmt.Fprintln(w, "rank,model,robustness,p_all_by_beta,expected_makespan,group,states")
+	energy, budget := hasEnergy(rep.Ranking)
+	head := "rank,model,robustness,p_all_by_beta,expected_makespan,group,states"
+	if energy {
+		head += ",expected_energy"
+		if budget {
+			head += ",p_by_budget,p_all_by_beta_within_budget"
+		}
+	}
+	fmt.Fprintln(w, head)
 	for _, r := range rep.Ranking {
-		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%d,%d\n", r.Rank, csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.Group, r.States)
+		extra := ""
+		if energy {
+			extra = "," + strings.Join(energyColumns(r, budget, csvFloat), ",")
+		}
+		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%d,%d%s\n", r.Rank, csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.Group, r.States, extra)
 	}
 	return nil
 }
@@ -174,6 +198,9 @@ func resultJSON(r *models.Ranked, ranking bool) map[string]any {
 	}
 	if len(r.Warnings) > 0 {
 		out["warnings"] = r.Warnings
+	}
+	if r.Energy != nil {
+		out["energy"] = energyJSON(r.Energy)
 	}
 	if r.Epsilon > 0 {
 		out["epsilon"] = r.Epsilon
@@ -292,6 +319,7 @@ func textResult(w io.Writer, r *models.Ranked) error {
 	} else {
 		fmt.Fprintf(w, "expected makespan E[max_j F_j]:  %s  (error <= %.2g)\n", textFloat(r.ExpectedMakespan, "%.6f"), r.MakespanError)
 	}
+	energyText(w, r)
 	return textSensitivity(w, r)
 }
 
@@ -362,13 +390,25 @@ func textFloat(x float64, f string) string {
 func textRanking(w io.Writer, ranked []*models.Ranked, beta float64, sem string, tie float64) error {
 	fmt.Fprintf(w, "goal: beta = %g, %s semantics; equal makespan within %g%%\n\n", beta, sem, tie*100)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "rank\tmapping\trobustness\tP(all <= %g)\tE[makespan]\tgroup\n", beta)
+	energy, budget := hasEnergy(ranked)
+	head := fmt.Sprintf("rank\tmapping\trobustness\tP(all <= %g)\tE[makespan]\t", beta)
+	if energy {
+		head += "E[energy] (J)\t"
+		if budget {
+			head += "P(E <= B)\tP(both)\t"
+		}
+	}
+	fmt.Fprintln(tw, head+"group")
 	for _, r := range ranked {
 		note := ""
 		if r.GainOverGroup > 0 {
 			note = fmt.Sprintf("  (+%.4f robustness over the group's least robust; misses the goal %.2f times less often)", r.GainOverGroup, r.MissRatio)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.6f\t%.6f\t%.4f\t%d%s\n", r.Rank, r.Model, r.Robustness, r.PAllByBeta, r.ExpectedMakespan, r.Group, note)
+		cells := ""
+		if energy {
+			cells = strings.Join(energyColumns(r, budget, func(x float64) string { return textFloat(x, "%.6g") }), "\t") + "\t"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.6f\t%.6f\t%.4f\t%s%d%s\n", r.Rank, r.Model, r.Robustness, r.PAllByBeta, r.ExpectedMakespan, cells, r.Group, note)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

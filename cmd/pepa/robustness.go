@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,8 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
         rank several mappings (most robust first) and draw their CDFs
   pepa robustness --beta 45 --semantics plugin --format json testdata/mapping-b.pepa
         the PEPA Eclipse Plug-in's figures, as JSON
+  pepa robustness --beta 45 --busy-power 250,180,200,220 --idle-power 60,40,50,50 --energy-budget 30000 testdata/mapping-*.pepa
+        add each mapping's expected energy, P(E <= 30 kJ) and P(makespan <= 45 and E <= 30 kJ)
 `)
 	a := &robustnessCmd{analysisBase: analysisBase{verb: "robustness"}}
 	a.o.register(fs)
@@ -55,8 +58,12 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	fs.BoolVar(&a.summary, "summary", false, "with --format csv: one row per model (no ranking), for collecting results of separate runs")
 	transient := fs.String("transient", "auto", "the transient engine of each group's finishing times: auto (by predicted cost), uniformization, or laplace (Laplace-transform inversion: stiff groups, finished machines stopped); --verbose says which ran and why")
 	simulateBig := fs.Bool("simulate", false, "estimate by simulation (with confidence intervals) a group of machines (with --flat: the model) whose chain does not fit --max-states")
+	busyPower := fs.String("busy-power", "", "each machine's power in watts while it computes: a `LIST` in the order of the machines (250,180,...) or M1=250,M2=180 (overrides //pepa:power)")
+	idlePower := fs.String("idle-power", "", "each machine's power in watts once it has finished, until the makespan: a `LIST` as for --busy-power (default 0)")
+	energyBudget := fs.Float64("energy-budget", 0, "energy budget in `JOULES`: adds P(E <= B) and P(makespan <= beta and E <= B) (needs the machines' power)")
+	rankBy := fs.String("rank-by", "robustness", "rank several mappings by robustness, or by joint: P(makespan <= beta and E <= energy budget)")
 	var sf simFlags
-	sf.register(fs, "with --simulate: ")
+	sf.register(fs, "with --simulate, and for the energy figures that are simulated: ")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return nil, ctx, code
@@ -75,6 +82,11 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	c.require(!*sensitivity || (*sem == "initial" && !*flat), "--sensitivity works with --semantics initial on the decomposed path (not --flat)")
 	c.require(*level > 0 && *level < 1, "--level must be in (0, 1)")
 	c.oneOf("--transient", *transient, "auto", "uniformization", "laplace")
+	c.oneOf("--rank-by", *rankBy, "robustness", "joint")
+	c.require(*energyBudget >= 0 && !math.IsInf(*energyBudget, 0), "--energy-budget must be a finite number of joules >= 0")
+	c.require(*rankBy != "joint" || *energyBudget > 0, "--rank-by joint ranks by P(makespan <= beta and E <= B): give --energy-budget")
+	energyAsked := *busyPower != "" || *idlePower != "" || *energyBudget > 0
+	c.require(!energyAsked || (*sem == "initial" && !*cycling), "the energy figures are defined under --semantics initial with finished machines stopped (not --cycling)")
 	names := c.names("--machines", *machines)
 	a.plotFormat = c.plot(a.plotPath)
 	c.sim(&sf)
@@ -91,6 +103,14 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 			a.req.SimulationProgress = func(i int, p simulate.Progress) { simulationProgress(e, a.files[i], p) }
 		}
 	}
+	if energyAsked {
+		so := sf.options(false)
+		if sf.replications == 0 && sf.precision == 0 && sf.budget == 0 {
+			so.Replications = 0 // the energy figures' own default
+		}
+		a.req.Energy = &models.EnergyRequest{Power: models.PowerFlags{Busy: *busyPower, Idle: *idlePower}, Budget: *energyBudget, Simulate: so}
+	}
+	a.req.RankBy = *rankBy
 	a.req.Progress = seriesProgress(e, a.o.verbose, a.files)
 	return a, ctx, -1
 }

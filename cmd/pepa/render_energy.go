@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"pepa/models"
+)
+
+// energyJSON is a mapping's "energy" key (semantics.md section 5).
+func energyJSON(e *models.EnergyResult) map[string]any {
+	power := map[string]any{}
+	for j, m := range e.Machines {
+		power[m] = map[string]any{"busy": e.Busy[j], "idle": e.Idle[j]}
+	}
+	out := map[string]any{"expected": jsonFloat(e.Expected), "expected_error": jsonFloat(e.ExpectedError),
+		"budget": jsonFloat(e.Budget), "p_by_budget": jsonFloat(e.PByBudget),
+		"p_all_by_beta_within_budget": jsonFloat(e.PAllWithinBudget), "how": e.How, "power": power}
+	if e.Confidence > 0 {
+		out["p_by_budget_ci"] = intervalJSON(e.PByBudgetLo, e.PByBudgetHi)
+		out["p_all_by_beta_within_budget_ci"] = intervalJSON(e.PAllWithinBudgetLo, e.PAllWithinBudgetHi)
+		out["confidence"] = e.Confidence
+	}
+	return out
+}
+
+// energyText prints a mapping's energy figures under its makespan ones.
+func energyText(w io.Writer, r *models.Ranked) {
+	e := r.Energy
+	if e == nil {
+		return
+	}
+	var parts []string
+	for j, m := range e.Machines {
+		parts = append(parts, fmt.Sprintf("%s %g/%g", m, e.Busy[j], e.Idle[j]))
+	}
+	fmt.Fprintf(w, "\npower (W, busy/idle):            %s\n", strings.Join(limitNames(parts, 12), ", "))
+	fmt.Fprintf(w, "expected energy E[E]:            %s J  (error <= %.2g)\n", textFloat(e.Expected, "%.6f"), e.ExpectedError)
+	if math.IsNaN(e.Budget) {
+		return
+	}
+	fmt.Fprintf(w, "P(E <= %g):%s%s\n", e.Budget, pad(len(fmt.Sprintf("P(E <= %g):", e.Budget)), 33), energyProb(e.PByBudget, e.PByBudgetLo, e.PByBudgetHi, e.Confidence))
+	label := fmt.Sprintf("P(max_j F_j <= %g and E <= %g):", r.Beta, e.Budget)
+	fmt.Fprintf(w, "%s%s%s\n", label, pad(len(label), 33), energyProb(e.PAllWithinBudget, e.PAllWithinBudgetLo, e.PAllWithinBudgetHi, e.Confidence))
+	fmt.Fprintf(w, "energy figures:                  %s\n", e.How)
+}
+
+// energyProb is an exact probability, or an estimate with its interval.
+func energyProb(v, lo, hi, confidence float64) string {
+	if confidence > 0 && lo != hi {
+		return textInterval(v, lo, hi, "%.6f")
+	}
+	return textFloat(v, "%.10f")
+}
+
+func pad(used, width int) string {
+	if used >= width {
+		return " "
+	}
+	return strings.Repeat(" ", width-used)
+}
+
+// hasEnergy reports whether some mapping has energy figures, and a budget.
+func hasEnergy(ranked []*models.Ranked) (energy, budget bool) {
+	for _, r := range ranked {
+		if r.Energy != nil {
+			energy = true
+			budget = budget || !math.IsNaN(r.Energy.Budget)
+		}
+	}
+	return energy, budget
+}
+
+// energyColumns are a ranking's energy cells: E[E], and with a budget
+// P(E <= B) and the joint figure ("" for a mapping without them).
+func energyColumns(r *models.Ranked, budget bool, f func(float64) string) []string {
+	if r.Energy == nil {
+		if budget {
+			return []string{"", "", ""}
+		}
+		return []string{""}
+	}
+	out := []string{f(r.Energy.Expected)}
+	if budget {
+		out = append(out, f(r.Energy.PByBudget), f(r.Energy.PAllWithinBudget))
+	}
+	return out
+}

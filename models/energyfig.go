@@ -25,7 +25,10 @@ type EnergyResult struct {
 	Busy, Idle []float64
 
 	Expected      float64 // E[E]: sum_j (b_j - i_j) E[F_j] + (sum_j i_j) E[M]
-	ExpectedError float64 // bound on its error: (sum_j i_j) times E[M]'s, plus the means'
+	ExpectedError float64 // bound on its error: (sum_j i_j) times E[M]'s, plus the means'; simulated: the interval's half-width
+	// ExpectedSimulated says E[E] is the mean of simulated runs (its
+	// interval at Confidence is Expected +- ExpectedError).
+	ExpectedSimulated bool
 	Budget        float64 // B; NaN: no budget asked
 
 	PByBudget        float64 // P(E <= B)
@@ -67,6 +70,14 @@ func machinePower(r *Result, pr *Pragmas, flags PowerFlags) (names []string, p *
 	for _, mr := range r.Machines {
 		names = append(names, mr.Name)
 	}
+	return MachinePower(names, pr, flags)
+}
+
+// MachinePower resolves the power of the named machines (those analysed)
+// and of the machines only the pragmas name (appended, in the pragmas'
+// order), from the pragmas and the flags; nil when neither gives any.
+func MachinePower(analysedNames []string, pr *Pragmas, flags PowerFlags) (names []string, p *energy.Power, err error) {
+	names = append(names, analysedNames...)
 	analysed := map[string]bool{}
 	for _, n := range names {
 		analysed[n] = true
@@ -497,4 +508,45 @@ func simulateEnergy(ctx context.Context, s *ctmc.Structure, r *Result, opt Optio
 	}
 	n := len(res.Finish)
 	return &energySim{within: simulate.ClopperPearson(within, n, so.Confidence), both: simulate.ClopperPearson(both, n, so.Confidence), n: n}, nil
+}
+
+// SimulatedEnergy are the energy figures estimated from simulated runs:
+// finish holds each run's finishing times of the first machines of power
+// (the others compute nothing: 0), +Inf where a machine never finished.
+// E[E] is the runs' mean with its Student t interval (ExpectedError its
+// half-width; NaN if some run never finished), the probabilities
+// Clopper-Pearson; budget 0 asks for E[E] alone.
+func SimulatedEnergy(names []string, power *energy.Power, finish [][]float64, beta, budget, confidence float64) *EnergyResult {
+	e := &EnergyResult{Machines: names, Busy: power.Busy, Idle: power.Idle, Budget: math.NaN(), Confidence: confidence,
+		PByBudget: math.NaN(), PAllWithinBudget: math.NaN(), PByBudgetLo: math.NaN(), PByBudgetHi: math.NaN(),
+		PAllWithinBudgetLo: math.NaN(), PAllWithinBudgetHi: math.NaN()}
+	f := make([]float64, len(power.Busy))
+	energies := make([]float64, 0, len(finish))
+	within, both := 0, 0
+	for _, run := range finish {
+		copy(f, run)
+		en, m := energy.OfRun(*power, f), 0.0
+		for _, x := range run {
+			m = math.Max(m, x)
+		}
+		energies = append(energies, en)
+		if en <= budget {
+			within++
+			if m <= beta {
+				both++
+			}
+		}
+	}
+	iv := simulate.MeanInterval(energies, confidence)
+	e.Expected, e.ExpectedError, e.ExpectedSimulated = iv.Value, iv.HalfWidth(), true
+	e.How = fmt.Sprintf("simulated: %d runs, each run's energy from its finishing times; E[E] their mean (Student t)", len(finish))
+	if budget > 0 {
+		n := len(finish)
+		w, b := simulate.ClopperPearson(within, n, confidence), simulate.ClopperPearson(both, n, confidence)
+		e.Budget = budget
+		e.PByBudget, e.PByBudgetLo, e.PByBudgetHi = w.Value, w.Lo, w.Hi
+		e.PAllWithinBudget, e.PAllWithinBudgetLo, e.PAllWithinBudgetHi = b.Value, b.Lo, b.Hi
+		e.How += "; the probabilities Clopper-Pearson"
+	}
+	return e
 }

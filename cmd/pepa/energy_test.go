@@ -127,3 +127,41 @@ func TestEnergyFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergySimulateVerb: simulate's energy figures (each run's energy
+// from its finishing times) hold robustness's exact E[E] and P(E <= B)
+// within their intervals.
+func TestEnergySimulateVerb(t *testing.T) {
+	flags := []string{"--beta", "45", "--busy-power", "250,180,200,220", "--idle-power", "60,40,50,50", "--energy-budget", "16000", "--format", "json"}
+	type doc struct {
+		Energy struct {
+			Expected float64   `json:"expected"`
+			Err      float64   `json:"expected_error"`
+			PB       float64   `json:"p_by_budget"`
+			PBCI     []float64 `json:"p_by_budget_ci"`
+		} `json:"energy"`
+	}
+	var exact, sim doc
+	for _, x := range []struct {
+		verb string
+		into *doc
+	}{{"robustness", &exact}, {"simulate", &sim}} {
+		args := append([]string{x.verb}, flags...)
+		if x.verb == "simulate" {
+			args = append(args, "--replications", "40000", "--confidence", "0.999")
+		}
+		code, out, stderr := runPepa(t, "", append(args, "../../testdata/mapping-a.pepa")...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", x.verb, code, stderr)
+		}
+		if err := json.Unmarshal([]byte(out), x.into); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if math.Abs(sim.Energy.Expected-exact.Energy.Expected) > sim.Energy.Err {
+		t.Errorf("simulated E[E] %.3f +- %.3f misses the exact %.6f", sim.Energy.Expected, sim.Energy.Err, exact.Energy.Expected)
+	}
+	if len(sim.Energy.PBCI) != 2 || exact.Energy.PB < sim.Energy.PBCI[0] || exact.Energy.PB > sim.Energy.PBCI[1] {
+		t.Errorf("simulated P(E <= B) %v misses the exact %.9f", sim.Energy.PBCI, exact.Energy.PB)
+	}
+}

@@ -145,7 +145,7 @@ func mergeSimulate(files []*shard.File, format string) (func(w io.Writer) error,
 			return nil, err
 		}
 		sim.set(r.Stats)
-		return func(w io.Writer) error { return writeSimRobustness(w, format, sim, r) }, nil
+		return func(w io.Writer) error { return writeSimRobustness(w, format, sim, r, nil) }, nil
 	case p0.Passage != nil:
 		var recs []*simulate.PassageRecord
 		for _, p := range parts {

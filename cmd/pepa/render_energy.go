@@ -15,7 +15,7 @@ func energyJSON(e *models.EnergyResult) map[string]any {
 	for j, m := range e.Machines {
 		power[m] = map[string]any{"busy": e.Busy[j], "idle": e.Idle[j]}
 	}
-	out := map[string]any{"expected": jsonFloat(e.Expected), "expected_error": jsonFloat(e.ExpectedError),
+	out := map[string]any{"expected": jsonFloat(e.Expected), "expected_error": jsonFloat(e.ExpectedError), "expected_simulated": e.ExpectedSimulated,
 		"budget": jsonFloat(e.Budget), "p_by_budget": jsonFloat(e.PByBudget),
 		"p_all_by_beta_within_budget": jsonFloat(e.PAllWithinBudget), "how": e.How, "power": power}
 	if e.Confidence > 0 {
@@ -37,7 +37,11 @@ func energyText(w io.Writer, r *models.Ranked) {
 		parts = append(parts, fmt.Sprintf("%s %g/%g", m, e.Busy[j], e.Idle[j]))
 	}
 	fmt.Fprintf(w, "\npower (W, busy/idle):            %s\n", strings.Join(limitNames(parts, 12), ", "))
-	fmt.Fprintf(w, "expected energy E[E]:            %s J  (error <= %.2g)\n", textFloat(e.Expected, "%.6f"), e.ExpectedError)
+	if e.ExpectedSimulated {
+		fmt.Fprintf(w, "expected energy E[E]:            %s J  (%g%% interval)\n", textInterval(e.Expected, e.Expected-e.ExpectedError, e.Expected+e.ExpectedError, "%.2f"), 100*e.Confidence)
+	} else {
+		fmt.Fprintf(w, "expected energy E[E]:            %s J  (error <= %.2g)\n", textFloat(e.Expected, "%.6f"), e.ExpectedError)
+	}
 	if math.IsNaN(e.Budget) {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"pepa/ctmc/simulate"
+	"pepa/models"
 )
 
 func (a *simulateCmd) render(e *env, result any) int {
@@ -18,7 +19,13 @@ func (a *simulateCmd) render(e *env, result any) int {
 	err := writeOutput(e, a.o.out, func(w io.Writer) error {
 		switch {
 		case out.robustness != nil:
-			return writeSimRobustness(w, a.o.format, out.info, out.robustness)
+			if err := writeSimRobustness(w, a.o.format, out.info, out.robustness, out.energy); err != nil {
+				return err
+			}
+			if out.energy != nil && a.o.format == "text" {
+				energyText(w, &models.Ranked{Result: &models.Result{Beta: out.robustness.Beta, Energy: out.energy}})
+			}
+			return nil
 		case out.passage != nil:
 			return writeSimPassage(w, a.o.format, out.info, out.what, out.passage)
 		}
@@ -36,7 +43,7 @@ func (a *simulateCmd) document(result any) any {
 	out := result.(*simOutcome)
 	switch {
 	case out.robustness != nil:
-		return simRobustnessDoc(out.info, out.robustness)
+		return simRobustnessDoc(out.info, out.robustness, out.energy)
 	case out.passage != nil:
 		return simPassageDoc(out.info, out.what, out.passage)
 	}
@@ -90,10 +97,10 @@ func ciCSV(iv simulate.Interval) string {
 	return csvFloat(iv.Value) + "," + csvFloat(iv.Lo) + "," + csvFloat(iv.Hi)
 }
 
-func writeSimRobustness(w io.Writer, format string, sim simInfo, r *simulate.RobustnessResult) error {
+func writeSimRobustness(w io.Writer, format string, sim simInfo, r *simulate.RobustnessResult, e *models.EnergyResult) error {
 	switch format {
 	case "json":
-		return writeJSON(w, simRobustnessDoc(sim, r))
+		return writeJSON(w, simRobustnessDoc(sim, r, e))
 	case "csv":
 		fmt.Fprintln(w, "model,machine,p_by_beta,p_lo,p_hi,mean,mean_lo,mean_hi,q99,q99_lo,q99_hi")
 		for _, m := range r.Machines {
@@ -191,7 +198,7 @@ func writeSimSteady(w io.Writer, format string, sim simInfo, r *simulate.SteadyR
 }
 
 // simRobustnessDoc is simulated robustness figures as JSON.
-func simRobustnessDoc(sim simInfo, r *simulate.RobustnessResult) map[string]any {
+func simRobustnessDoc(sim simInfo, r *simulate.RobustnessResult, e *models.EnergyResult) map[string]any {
 	var ms []map[string]any
 	for _, m := range r.Machines {
 		ms = append(ms, map[string]any{"name": m.Name,
@@ -199,11 +206,15 @@ func simRobustnessDoc(sim simInfo, r *simulate.RobustnessResult) map[string]any 
 			"mean": jsonFloat(m.Mean.Value), "mean_ci": ciJSON(m.Mean),
 			"q99": jsonFloat(m.Quantile.Value), "q99_ci": ciJSON(m.Quantile)})
 	}
-	return map[string]any{"model": sim.Model, "beta": r.Beta, "semantics": "initial", "simulation": sim,
+	doc := map[string]any{"model": sim.Model, "beta": r.Beta, "semantics": "initial", "simulation": sim,
 		"machines": ms, "robustness": jsonFloat(r.Robustness.Value), "robustness_ci": ciJSON(r.Robustness),
 		"p_all_by_beta": jsonFloat(r.PAllByBeta.Value), "p_all_by_beta_ci": ciJSON(r.PAllByBeta),
 		"expected_makespan": jsonFloat(r.ExpectedMakespan.Value), "expected_makespan_ci": ciJSON(r.ExpectedMakespan),
 		"unfinished": r.Never}
+	if e != nil {
+		doc["energy"] = energyJSON(e)
+	}
+	return doc
 }
 
 // simPassageDoc is a simulated passage as JSON.

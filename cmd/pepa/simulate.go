@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"flag"
 	"fmt"
 	"time"
@@ -76,6 +77,8 @@ type simulateCmd struct {
 	steady    simulate.SteadySpec
 	maxEvents int64
 	shard     shard.Index
+	power     models.PowerFlags
+	budget    float64 // --energy-budget
 }
 
 // simOutcome is what a simulation gave: one estimate, or a shard's record
@@ -86,6 +89,7 @@ type simOutcome struct {
 	robustness *simulate.RobustnessResult
 	passage    *simulate.PassageResult
 	steady     *simulate.SteadyResult
+	energy     *models.EnergyResult // with the machines' power (--beta)
 	shard      *simShard
 	header     shard.Header
 }
@@ -131,6 +135,9 @@ prints from the N shard files exactly what the whole run prints.
 	fs.Int64Var(&a.steady.BatchEvents, "batch-events", 20000, "steady state: jumps per batch")
 	fs.IntVar(&a.steady.MaxBatches, "max-batches", 50, "steady state: most batches per stream")
 	fs.Int64Var(&a.maxEvents, "max-events", 1e9, "most jumps of one replication (it is reported as censored)")
+	fs.StringVar(&a.power.Busy, "busy-power", "", "with --beta: each machine's power in watts while it computes, a `LIST` in the machines' order or M1=250,... (overrides //pepa:power): adds the energy figures")
+	fs.StringVar(&a.power.Idle, "idle-power", "", "with --beta: each machine's power in watts once finished, until the makespan (`LIST`, default 0)")
+	fs.Float64Var(&a.budget, "energy-budget", 0, "with --beta and the machines' power: energy budget in `JOULES`, adds P(E <= B) and P(makespan <= beta and E <= B)")
 	shardArg := fs.String("shard", "", shardUsage)
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
@@ -146,6 +153,10 @@ prints from the N shard files exactly what the whole run prints.
 	c.require(a.target == "" || a.pred == "", "give at most one of --target-action and --target")
 	c.require(a.beta == 0 || (a.target == "" && a.pred == ""), "--beta (robustness) and a passage target are separate runs")
 	c.positiveSeconds("--beta", a.beta, false)
+	c.require(a.beta > 0 || (!a.power.Given() && a.budget == 0), "--busy-power, --idle-power and --energy-budget are about a mapping's run: give --beta")
+	c.require(a.budget >= 0 && !math.IsInf(a.budget, 0), "--energy-budget must be a finite number of joules >= 0")
+	c.require(!a.cycling || (!a.power.Given() && a.budget == 0), "the energy figures are defined with finished machines stopped (not --cycling)")
+	c.require(*shardArg == "" || (!a.power.Given() && a.budget == 0), "the energy figures are not kept in shards: run them whole (without --shard)")
 	c.require(a.steady.BatchEvents > 0 && a.steady.MaxBatches > 0 && a.maxEvents > 0 && a.steady.Warmup >= 0,
 		"--batch-events, --max-batches and --max-events must be positive, --warmup not negative")
 	if *shardArg != "" && !c.failed() {
@@ -213,7 +224,7 @@ func (a *simulateCmd) solve(ctx context.Context, e *env, in []models.Input, _ de
 	}
 	switch a.kind() {
 	case "robustness":
-		err = a.robustness(ctx, s, opt, out, first, count)
+		err = a.robustness(ctx, s, opt, out, first, count, pragmas)
 	case "passage":
 		err = a.passage(ctx, s, opt, out, first, count)
 	default:
@@ -231,8 +242,8 @@ func (a *simulateCmd) solve(ctx context.Context, e *env, in []models.Input, _ de
 
 // robustness estimates the robustness figures (the stop rule as the exact
 // analysis applies it: models.SimulationSpec).
-func (a *simulateCmd) robustness(ctx context.Context, s *ctmc.Structure, opt simulate.Options, out *simOutcome, first, count int) error {
-	spec, _, err := models.SimulationSpec(s, a.beta, a.machines, a.cycling)
+func (a *simulateCmd) robustness(ctx context.Context, s *ctmc.Structure, opt simulate.Options, out *simOutcome, first, count int, pragmas *models.Pragmas) error {
+	spec, ms, err := models.SimulationSpec(s, a.beta, a.machines, a.cycling)
 	if err != nil {
 		return err
 	}
@@ -240,10 +251,26 @@ func (a *simulateCmd) robustness(ctx context.Context, s *ctmc.Structure, opt sim
 		out.shard.Robustness, err = simulate.RobustnessRange(ctx, s, spec, opt, first, count)
 		return err
 	}
-	if out.robustness, err = simulate.Robustness(ctx, s, spec, opt); err == nil {
-		out.info.set(out.robustness.Stats)
+	analysed := make([]string, len(ms))
+	for j, m := range ms {
+		analysed[j] = m.Name
 	}
-	return err
+	names, power, err := models.MachinePower(analysed, pragmas, a.power)
+	if err != nil {
+		return err
+	}
+	if power == nil && a.budget > 0 {
+		return fmt.Errorf("an energy budget needs the machines' power: no power is known (give --busy-power, or //pepa:power lines in the model)")
+	}
+	spec.KeepFinish = power != nil && !a.cycling
+	if out.robustness, err = simulate.Robustness(ctx, s, spec, opt); err != nil {
+		return err
+	}
+	out.info.set(out.robustness.Stats)
+	if spec.KeepFinish {
+		out.energy = models.SimulatedEnergy(names, power, out.robustness.Finish, a.beta, a.budget, opt.Confidence)
+	}
+	return nil
 }
 
 // passage estimates a passage-time distribution.

@@ -29,7 +29,7 @@ type EnergyResult struct {
 	// ExpectedSimulated says E[E] is the mean of simulated runs (its
 	// interval at Confidence is Expected +- ExpectedError).
 	ExpectedSimulated bool
-	Budget        float64 // B; NaN: no budget asked
+	Budget            float64 // B; NaN: no budget asked
 
 	PByBudget        float64 // P(E <= B)
 	PAllWithinBudget float64 // P(max_j F_j <= beta and E <= B)

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"math"
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"pepa/ctmc"

@@ -328,22 +328,9 @@ func energyChain(ctx context.Context, s *ctmc.Structure, leaves []*ctmc.Leaf, st
 	if err != nil {
 		return energyPart{}, err
 	}
-	var own *Pragmas
-	if opt.Pragmas != nil {
-		own = &Pragmas{Initial: map[string]map[string]float64{}}
-		for _, l := range c.S.Leaves {
-			if d, ok := opt.Pragmas.initialOf(l.Name); ok {
-				own.Initial[l.Name] = d
-			}
-		}
-	}
-	alpha, err := initialDistribution(c, own)
+	alpha, err := partStart(c, opt.Pragmas)
 	if err != nil {
 		return energyPart{}, err
-	}
-	if alpha == nil {
-		alpha = make([]float64, c.N)
-		alpha[0] = 1
 	}
 	type watch struct {
 		leaf       *ctmc.Leaf

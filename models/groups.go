@@ -348,22 +348,9 @@ func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
 // to all of them finished.
 func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	c := j.c
-	var own *Pragmas
-	if opt.Pragmas != nil {
-		own = &Pragmas{Initial: map[string]map[string]float64{}}
-		for _, l := range c.S.Leaves {
-			if d, ok := opt.Pragmas.initialOf(l.Name); ok {
-				own.Initial[l.Name] = d
-			}
-		}
-	}
-	alpha, err := initialDistribution(c, own)
+	alpha, err := partStart(c, opt.Pragmas)
 	if err != nil {
 		return fmt.Errorf("the group of %s: %w", strings.Join(ctmc.LeafNames(j.leaves), ", "), err)
-	}
-	if alpha == nil {
-		alpha = make([]float64, c.N)
-		alpha[0] = 1
 	}
 	for _, i := range j.machines {
 		j.probs = append(j.probs, passage.Problem{Alpha: alpha, TargetActions: c.S.ActionsFrom(j.s, machines[i].Last)})
@@ -409,6 +396,30 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	j.flags, j.fc = true, fc
 	j.probs = append(j.probs, passage.Problem{Alpha: fcAlpha, TargetStates: target})
 	return nil
+}
+
+// partStart is the start distribution of the chain of a part of a model
+// (a group): its components with a //pepa:initial distribution among
+// pr's start in its states, the others in their first.
+func partStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
+	var own *Pragmas
+	if pr != nil {
+		own = &Pragmas{Initial: map[string]map[string]float64{}}
+		for _, l := range c.S.Leaves {
+			if d, ok := pr.initialOf(l.Name); ok {
+				own.Initial[l.Name] = d
+			}
+		}
+	}
+	alpha, err := initialDistribution(c, own)
+	if err != nil {
+		return nil, err
+	}
+	if alpha == nil {
+		alpha = make([]float64, c.N)
+		alpha[0] = 1
+	}
+	return alpha, nil
 }
 
 // pluginProblems sets every machine's plug-in passage: from the states

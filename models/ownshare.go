@@ -348,35 +348,11 @@ func (r *resolver) resolvePools(in *Instance) {
 // machine whose owner uses a resource, and P_<n>, P_<M>, P_<M>_o1 for a
 // pool P and its desktops M.
 func (r *resolver) ownShareNameClashes(in *Instance) {
-	type named struct {
-		list string
-		i    int
-		name string
-	}
-	var all []named
-	for i, a := range in.Apps {
-		all = append(all, named{"applications", i, a})
-	}
-	for j, m := range in.Machines {
-		all = append(all, named{"machines", j, m})
-	}
-	for _, res := range in.Resources {
-		all = append(all, named{"resources", -1, res.name})
-	}
-	for _, p := range in.Pools {
-		all = append(all, named{"pools", -1, p.name})
-	}
-	errorf := func(x named, format string, args ...any) {
-		if x.i < 0 {
-			r.errorf(x.list+"."+x.name, format, args...)
-			return
-		}
-		r.nameErrorf(x.list, x.i, format, args...)
-	}
+	all := specNames(in)
 	for _, x := range all {
 		for j, m := range in.Machines {
 			if in.Owners[j] != nil && len(in.Owners[j].Uses) > 0 && (x.name == m+"_owner" || strings.HasPrefix(x.name, m+"_owner_")) {
-				errorf(x, "name %q is reserved for a state of machine %s's owner (gen names them %s_owner, %s_owner_o1, ...): expected another name", x.name, m, m, m)
+				r.nameClash(x, "name %q is reserved for a state of machine %s's owner (gen names them %s_owner, %s_owner_o1, ...): expected another name", x.name, m, m, m)
 			}
 		}
 		for _, p := range in.Pools {
@@ -386,7 +362,7 @@ func (r *resolver) ownShareNameClashes(in *Instance) {
 			}
 			seat := strings.TrimSuffix(rest, "_o1")
 			if isDigits(rest) || slicesContains(p.Machines, seat) {
-				errorf(x, "name %q is reserved for a state of pool %s (gen names them %s_1, %s_2, ... and a seat per desktop, %s_M and %s_M_o1): expected another name", x.name, p.name, p.name, p.name, p.name, p.name)
+				r.nameClash(x, "name %q is reserved for a state of pool %s (gen names them %s_1, %s_2, ... and a seat per desktop, %s_M and %s_M_o1): expected another name", x.name, p.name, p.name, p.name, p.name, p.name)
 			}
 		}
 	}

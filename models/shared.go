@@ -269,32 +269,11 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 // writes for resources: a resource's states R_1, R_2, ..., a staging
 // machine's state M_ready, and a resource named like a machine's state.
 func (r *resolver) resourceNameClashes(in *Instance) {
-	type named struct {
-		list string // "applications", "machines" or "resources"
-		i    int
-		name string
-	}
-	var all []named
-	for i, a := range in.Apps {
-		all = append(all, named{"applications", i, a})
-	}
-	for j, m := range in.Machines {
-		all = append(all, named{"machines", j, m})
-	}
-	for _, res := range in.Resources {
-		all = append(all, named{"resources", -1, res.name})
-	}
-	errorf := func(x named, format string, args ...any) {
-		if x.list == "resources" {
-			r.errorf("resources."+x.name, format, args...)
-			return
-		}
-		r.nameErrorf(x.list, x.i, format, args...)
-	}
+	all := specNames(in)
 	for _, x := range all {
 		for _, res := range in.Resources {
 			if rest, ok := strings.CutPrefix(x.name, res.name+"_"); ok && isDigits(rest) {
-				errorf(x, "name %q is reserved for a state of resource %s (gen names them %s_1, %s_2, ...): expected another name", x.name, res.name, res.name, res.name)
+				r.nameClash(x, "name %q is reserved for a state of resource %s (gen names them %s_1, %s_2, ...): expected another name", x.name, res.name, res.name, res.name)
 			}
 		}
 		for j, m := range in.Machines {
@@ -303,10 +282,10 @@ func (r *resolver) resourceNameClashes(in *Instance) {
 				staging = staging || res.users[j]
 			}
 			if staging && x.name == m+"_ready" {
-				errorf(x, "name %q is reserved for a state of machine %s (its first input staged): expected another name", x.name, m)
+				r.nameClash(x, "name %q is reserved for a state of machine %s (its first input staged): expected another name", x.name, m)
 			}
 			if rest, ok := strings.CutPrefix(x.name, m+"_"); ok && x.list == "resources" && isStateSuffix(rest) {
-				errorf(x, "name %q is reserved for a local state of machine %s: expected another name", x.name, m)
+				r.nameClash(x, "name %q is reserved for a local state of machine %s: expected another name", x.name, m)
 			}
 		}
 	}
@@ -319,6 +298,42 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// specName is a name the specification gives: an application's or a
+// machine's (list and index i), a resource's or a pool's (i = -1).
+type specName struct {
+	list string // "applications", "machines", "resources" or "pools"
+	i    int
+	name string
+}
+
+// specNames lists every name the specification gives, which gen's own
+// names must not take.
+func specNames(in *Instance) []specName {
+	var all []specName
+	for i, a := range in.Apps {
+		all = append(all, specName{"applications", i, a})
+	}
+	for j, m := range in.Machines {
+		all = append(all, specName{"machines", j, m})
+	}
+	for _, res := range in.Resources {
+		all = append(all, specName{"resources", -1, res.name})
+	}
+	for _, p := range in.Pools {
+		all = append(all, specName{"pools", -1, p.name})
+	}
+	return all
+}
+
+// nameClash reports an error at the place a specification gives name x.
+func (r *resolver) nameClash(x specName, format string, args ...any) {
+	if x.i < 0 {
+		r.errorf(x.list+"."+x.name, format, args...)
+		return
+	}
+	r.nameErrorf(x.list, x.i, format, args...)
 }
 
 // transfersOf lists the resources (indices into in.Resources, in name

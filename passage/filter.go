@@ -1,0 +1,118 @@
+package passage
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"pepa/ctmc"
+)
+
+// Filtering (semantics.md section 6): a record of observed completions
+// narrows where the chain can be. Between completions the chain runs on
+// its unobserved transitions only, every state keeping its full exit rate
+// (Hidden: the mass that made no observed transition, where it is); at a
+// completion exactly the observed transitions of its action are taken
+// (Observe). Neither normalises: the total is the likelihood of the record
+// so far, which the caller rescales (and names the record impossible
+// when it is 0).
+
+// Hidden returns alpha exp(Q_h t): Q_h has the rates of c's transitions
+// whose action is not observed (observed is indexed by action id; a nil
+// or short slice observes nothing beyond it) off the diagonal, and every
+// state's full exit rate (every transition, observed or not, self-loops
+// included, less its unobserved self-loops) on it. By uniformization at
+// rate q = 1.02 times the largest exit rate, truncated at the Fox-Glynn
+// right point for epsilon: the result is within epsilon times alpha's
+// mass of the exact one, in total, and never above it.
+func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool, t, epsilon float64) ([]float64, error) {
+	if len(alpha) != c.N {
+		return nil, fmt.Errorf("passage.Hidden: %d start values for %d states", len(alpha), c.N)
+	}
+	if !(t >= 0) || math.IsInf(t, 0) {
+		return nil, fmt.Errorf("passage.Hidden: time %g: expected a finite number >= 0", t)
+	}
+	out := append([]float64(nil), alpha...)
+	if t == 0 {
+		return out, nil
+	}
+	isObserved := func(a int32) bool { return int(a) < len(observed) && observed[a] }
+	// The uniformized sub-stochastic matrix P = I + Q_h / q, by rows: the
+	// hidden transitions off the diagonal, and the diagonal 1 - exit / q
+	// plus the hidden self-loops / q.
+	exit := make([]float64, c.N)
+	q := 0.0
+	for s := 0; s < c.N; s++ {
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			exit[s] += c.RateAt(e)
+		}
+		q = math.Max(q, exit[s])
+	}
+	if q == 0 {
+		return out, nil // nothing moves
+	}
+	q *= 1.02
+	w, err := FoxGlynn(q*t, epsilon)
+	if err != nil {
+		return nil, err
+	}
+	diag := make([]float64, c.N)
+	for s := 0; s < c.N; s++ {
+		diag[s] = 1 - exit[s]/q
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			if int(c.Col[e]) == s && !isObserved(c.Act[e]) {
+				diag[s] += c.RateAt(e) / q
+			}
+		}
+	}
+	v, next := out, make([]float64, c.N)
+	sum := make([]float64, c.N)
+	for k := 0; k <= w.Right(); k++ {
+		if k&63 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if k >= w.Left {
+			wk := w.W[k-w.Left]
+			for s, x := range v {
+				sum[s] += wk * x
+			}
+		}
+		if k == w.Right() {
+			break
+		}
+		for s := range next {
+			next[s] = v[s] * diag[s]
+		}
+		for s, x := range v {
+			if x == 0 {
+				continue
+			}
+			for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+				if to := c.Col[e]; int(to) != s && !isObserved(c.Act[e]) {
+					next[to] += x * c.RateAt(e) / q
+				}
+			}
+		}
+		v, next = next, v
+	}
+	return sum, nil
+}
+
+// Observe returns the mass alpha moves by one completion of action a:
+// out[to] = sum over the transitions from -> to labelled a of
+// alpha[from] times their rate (a density: the likelihood of the
+// completion at that instant).
+func Observe(c *ctmc.Chain, alpha []float64, a int32) []float64 {
+	out := make([]float64, c.N)
+	for s, x := range alpha {
+		if x == 0 {
+			continue
+		}
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			if c.Act[e] == a {
+				out[c.Col[e]] += x * c.RateAt(e)
+			}
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"sync"
 	"errors"
 	"fmt"
 	"math"
@@ -302,7 +303,16 @@ func otherNames(g []*ctmc.Leaf, machines []*Machine) []string {
 // groups their sub-model, its machines stopped where stop says, derived up
 // to MaxGroupStates (past it, j.err wraps ctmc.ErrTooManyStates).
 func (j *groupJob) derive(ctx context.Context, s *ctmc.Structure, stop map[*ctmc.Leaf][]int32, opt Options) error {
-	if len(j.leaves) == 1 {
+	if c := opt.Chains.get(j.leaves); c != nil {
+		j.c = c
+		return nil
+	}
+	defer func() {
+		if j.c != nil {
+			opt.Chains.put(j.leaves, j.c)
+		}
+	}()
+	if len(j.leaves) == 1 && opt.GroupStart == nil {
 		if c, ok := s.OwnChain(j.leaves[0]); ok {
 			j.c = c
 			return nil
@@ -348,7 +358,11 @@ func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
 // to all of them finished.
 func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	c := j.c
-	alpha, err := partStart(c, opt.Pragmas)
+	start := func(c *ctmc.Chain) ([]float64, error) { return partStart(c, opt.Pragmas) }
+	if opt.GroupStart != nil {
+		start = func(c *ctmc.Chain) ([]float64, error) { return opt.GroupStart(j.leaves, c) }
+	}
+	alpha, err := start(c)
 	if err != nil {
 		return fmt.Errorf("the group of %s: %w", strings.Join(ctmc.LeafNames(j.leaves), ", "), err)
 	}
@@ -397,6 +411,103 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	j.probs = append(j.probs, passage.Problem{Alpha: fcAlpha, TargetStates: target})
 	return nil
 }
+
+// ChainCache keeps groups' chains by their components' names (one
+// structure and stop rule per cache); safe for concurrent use.
+type ChainCache struct {
+	mu     sync.Mutex
+	chains map[string]*ctmc.Chain
+}
+
+func (cc *ChainCache) key(leaves []*ctmc.Leaf) string {
+	return strings.Join(ctmc.LeafNames(leaves), "\x00")
+}
+
+func (cc *ChainCache) get(leaves []*ctmc.Leaf) *ctmc.Chain {
+	if cc == nil {
+		return nil
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.chains[cc.key(leaves)]
+}
+
+func (cc *ChainCache) put(leaves []*ctmc.Leaf, c *ctmc.Chain) {
+	if cc == nil {
+		return
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	if cc.chains == nil {
+		cc.chains = map[string]*ctmc.Chain{}
+	}
+	cc.chains[cc.key(leaves)] = c
+}
+
+// GroupChain is one group's chain as AnalyzeGroups derives it (finished
+// machines stopped, under initial semantics), with its machines as that
+// chain sees them (their leaves and actions in its structure).
+type GroupChain struct {
+	Leaves   []*ctmc.Leaf // the group's components in the model's structure
+	Chain    *ctmc.Chain
+	Machines []*Machine
+}
+
+// DeriveGroups derives the chain of every group with a machine of opt's
+// (all detected ones by default), exactly as AnalyzeGroups does with opt,
+// and keeps them in opt.Chains (which must not be nil), where AnalyzeGroups
+// finds them again. Initial semantics only.
+func DeriveGroups(ctx context.Context, s *ctmc.Structure, opt Options) ([]GroupChain, error) {
+	opt.defaults()
+	if opt.Chains == nil || opt.Semantics != passage.Initial {
+		return nil, errors.New("DeriveGroups needs a chain cache, under initial semantics")
+	}
+	machines, err := FindMachines(s, opt.Machines)
+	if err != nil {
+		return nil, err
+	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		all = machines
+	}
+	stop := map[*ctmc.Leaf][]int32{}
+	if opt.stopped() {
+		stop = stopMap(append(all, machines...))
+	}
+	of := map[*ctmc.Leaf]int{}
+	for i, m := range machines {
+		of[m.Leaf] = i
+	}
+	var out []GroupChain
+	for _, g := range s.Groups() {
+		j := &groupJob{s: s, leaves: g}
+		for _, l := range g {
+			if i, ok := of[l]; ok {
+				j.machines = append(j.machines, i)
+			}
+		}
+		if len(j.machines) == 0 {
+			continue
+		}
+		if err := j.derive(ctx, s, stop, opt); err != nil {
+			return nil, err
+		}
+		if j.err != nil {
+			return nil, j.err
+		}
+		gc := GroupChain{Leaves: g, Chain: j.c}
+		for _, i := range j.machines {
+			gc.Machines = append(gc.Machines, j.machineIn(machines[i]))
+		}
+		out = append(out, gc)
+	}
+	return out, nil
+}
+
+// PartStart is the start distribution of a group's chain c (GroupChain)
+// from the model's pragmas (nil: none): the initial state, or the
+// //pepa:initial distributions of its components.
+func PartStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) { return partStart(c, pr) }
 
 // partStart is the start distribution of the chain of a part of a model
 // (a group): its components with a //pepa:initial distribution among

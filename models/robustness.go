@@ -67,6 +67,15 @@ type Options struct {
 	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
 	// nothing prints them, they need not set the cost.
 	NoQuantile bool
+	// GroupStart, if not nil, gives AnalyzeGroups each group's start
+	// distribution over its chain c (finished machines stopped) instead
+	// of the initial state and the pragmas' (a filtered state: package
+	// models/observe); leaves are the group's components.
+	GroupStart func(leaves []*ctmc.Leaf, c *ctmc.Chain) ([]float64, error)
+	// Chains, if not nil, keeps the groups' chains AnalyzeGroups derives,
+	// by their components' names, and gives them back to later calls on
+	// the same structure and stop rule.
+	Chains *ChainCache
 }
 
 func (o *Options) stage(name, detail string) {

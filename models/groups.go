@@ -2,12 +2,12 @@ package models
 
 import (
 	"context"
-	"sync"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"pepa/ctmc"
 	"pepa/passage"

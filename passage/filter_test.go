@@ -60,7 +60,7 @@ func TestHiddenAgainstDense(t *testing.T) {
 		}
 	}
 	moved := Observe(c, []float64{1, 2, 3, 4}, 2)
-	want := []float64{4 * 0.2, 0, 1 * 0.5 + 3 * 0.7, 2 * 3}
+	want := []float64{4 * 0.2, 0, 1*0.5 + 3*0.7, 2 * 3}
 	for j := range want {
 		if math.Abs(moved[j]-want[j]) > 1e-15 {
 			t.Errorf("Observe: state %d %g, want %g", j, moved[j], want[j])

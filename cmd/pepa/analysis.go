@@ -9,6 +9,7 @@ import (
 	"pepa/ctmc"
 	"pepa/lang"
 	"pepa/models"
+	"pepa/models/observe"
 )
 
 // An analysis is a verb that solves models (robustness, steady, passage,
@@ -116,6 +117,10 @@ func (b *analysisBase) message(err error) string {
 	var pe *models.PragmaError
 	if errors.As(err, &pe) {
 		return pe.Error()
+	}
+	var ee *observe.EventError
+	if errors.As(err, &ee) && ee.File != "" {
+		return ee.Error() // a record's row names its own file and line
 	}
 	name := ""
 	if len(b.files) > 0 {

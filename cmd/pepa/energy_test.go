@@ -165,3 +165,38 @@ func TestEnergySimulateVerb(t *testing.T) {
 		t.Errorf("simulated P(E <= B) %v misses the exact %.9f", sim.Energy.PBCI, exact.Energy.PB)
 	}
 }
+
+// TestObservedVerb: robustness --observed --now conditions the figures on
+// a record: a machine whose cycle the record completes is finished at its
+// recorded time, the others' means are after now, and an impossible row
+// is reported at its line (exit 1).
+func TestObservedVerb(t *testing.T) {
+	rec := writeTemp(t, "rec.csv", "time,machine,action\n3.2,M1,compute1\n5,M1,compute5\n9.5,M1,compute9\n")
+	code, out, stderr := runPepa(t, "", "robustness", "--beta", "45", "--observed", rec, "--now", "12", "--format", "json", "../../testdata/mapping-a.pepa")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Machines []struct {
+			Name    string  `json:"name"`
+			PByBeta float64 `json:"p_by_beta"`
+			Mean    float64 `json:"mean"`
+		} `json:"machines"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range r.Machines {
+		switch {
+		case m.Name == "M1" && (m.PByBeta != 1 || m.Mean != 9.5):
+			t.Errorf("M1 finished at 9.5: P %g mean %g", m.PByBeta, m.Mean)
+		case m.Name != "M1" && !(m.Mean > 12):
+			t.Errorf("%s: mean %g, not after now (12)", m.Name, m.Mean)
+		}
+	}
+	bad := writeTemp(t, "bad.csv", "time,machine,action\n3.2,M1,compute5\n")
+	code, _, stderr = runPepa(t, "", "robustness", "--beta", "45", "--observed", bad, "../../testdata/mapping-a.pepa")
+	if code != exitInvalid || !strings.Contains(stderr, "bad.csv:2: error: impossible: machine M1 cannot complete compute5 at 3.2") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
 	"pepa/models"
+	"pepa/models/observe"
 	"pepa/passage"
 )
 
@@ -19,6 +21,10 @@ import (
 type robustnessCmd struct {
 	analysisBase
 	req        models.Request
+	// With --observed: the record and the time its figures are for.
+	observed   []observe.Event
+	recordFile string
+	now        float64
 	plotPath   string
 	plotFormat string
 	summary    bool
@@ -61,6 +67,8 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	busyPower := fs.String("busy-power", "", "each machine's power in watts while it computes: a `LIST` in the order of the machines (250,180,...) or M1=250,M2=180 (overrides //pepa:power)")
 	idlePower := fs.String("idle-power", "", "each machine's power in watts once it has finished, until the makespan: a `LIST` as for --busy-power (default 0)")
 	energyBudget := fs.Float64("energy-budget", 0, "energy budget in `JOULES`: adds P(E <= B) and P(makespan <= beta and E <= B) (needs the machines' power)")
+	now := fs.Float64("now", -1, "with --observed: the time `T` the figures are for (default: the record's latest event)")
+	observedFile := fs.String("observed", "", "condition every figure on a record of completions seen so far: `FILE` is CSV with the header time,machine,action, a row per completion in time order (semantics.md section 6)")
 	rankBy := fs.String("rank-by", "robustness", "rank several mappings by robustness, or by joint: P(makespan <= beta and E <= energy budget)")
 	var sf simFlags
 	sf.register(fs, "with --simulate, and for the energy figures that are simulated: ")
@@ -111,6 +119,35 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 		a.req.Energy = &models.EnergyRequest{Power: models.PowerFlags{Busy: *busyPower, Idle: *idlePower}, Budget: *energyBudget, Simulate: so}
 	}
 	a.req.RankBy = *rankBy
+	if *observedFile != "" {
+		c.require(!energyAsked && *sem == "initial" && !*cycling && !*flat && !*sensitivity && !*simulateBig,
+			"--observed computes by groups under --semantics initial: not with --cycling, --flat, --sensitivity, --simulate or the energy flags")
+		f, err := os.Open(*observedFile)
+		if err != nil {
+			c.require(false, "--observed: %v", err)
+		} else {
+			a.observed, err = observe.ReadRecord(*observedFile, f)
+			f.Close()
+			if err != nil {
+				fmt.Fprintf(e.stderr, "%v\n", err)
+				return nil, ctx, exitInvalid
+			}
+		}
+		a.recordFile = *observedFile
+		a.now = *now
+		if a.now < 0 && len(a.observed) > 0 {
+			a.now = a.observed[len(a.observed)-1].Time
+		}
+		c.require(a.now >= 0, "--observed: give --now (the record is empty)")
+		if c.failed() {
+			return nil, ctx, c.code
+		}
+	} else {
+		c.require(*now < 0, "--now needs --observed (a record of the completions seen)")
+		if c.failed() {
+			return nil, ctx, c.code
+		}
+	}
 	a.req.Progress = seriesProgress(e, a.o.verbose, a.files)
 	return a, ctx, -1
 }
@@ -163,6 +200,9 @@ func (a *robustnessCmd) solve(ctx context.Context, e *env, in []models.Input, de
 	}
 	if e.stderrTerminal && req.Progress != nil {
 		defer fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if a.recordFile != "" {
+		return observe.Robustness(ctx, in, req, a.observed, a.recordFile, a.now)
 	}
 	return models.Robustness(ctx, in, req)
 }

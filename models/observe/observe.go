@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"pepa/ctmc"
+	"pepa/ctmc/simulate"
 	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"
@@ -485,4 +486,39 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// Robustness is models.Robustness conditioned on a record (the same one
+// for every model: each model's machines must be those it names) at time
+// now: each model's figures by a Tracker fed the whole record, ranked as
+// models.Rank ranks them. file names the record in errors. Only the
+// request's goal, machines, epsilon, compile options and tie apply.
+func Robustness(ctx context.Context, in []models.Input, req models.Request, record []Event, file string, now float64) (*models.Report, error) {
+	if len(in) == 0 {
+		return nil, errors.New("no model given")
+	}
+	if req.Semantics != "" && req.Semantics != passage.Initial || req.Cycling || req.Flat || req.Sensitivity || req.Energy != nil || req.Simulate != nil {
+		return nil, errors.New("figures from observed progress are computed by groups under initial semantics, finished machines stopped: not with --semantics plugin, --cycling, --flat, --sensitivity, --simulate or the energy figures")
+	}
+	rep := &models.Report{Beta: req.Beta, Semantics: passage.Initial, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
+	for _, m := range in {
+		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile,
+			MaxGroupStates: req.Compile.MaxStates})
+		if err != nil {
+			return nil, &models.InputError{Name: m.Name, Err: err}
+		}
+		for _, ev := range record {
+			if err := t.Add(ctx, ev, file); err != nil {
+				return nil, err
+			}
+		}
+		r, err := t.Figures(ctx, req.Beta, now)
+		if err != nil {
+			return nil, &models.InputError{Name: m.Name, Err: err}
+		}
+		r.Model = m.Name
+		rep.Results = append(rep.Results, r)
+	}
+	rep.Ranking = models.Rank(rep.Results, req.Tie)
+	return rep, nil
 }

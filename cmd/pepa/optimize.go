@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +26,10 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
         the most robust mapping whose expected makespan is within 5% of the fastest found
   pepa optimize testdata/spec-shared.json --beta 40 --budget 2s
         machines that stage input over a shared network: coupled mappings, solved by groups
+  pepa optimize testdata/spec-energy.json --beta 40 --pareto --plot front.png
+        the mappings no other beats on both robustness and expected energy (all 729 solved), and their plot
+  pepa optimize testdata/spec-energy.json --beta 40 --pareto --idle-power 0,0,0 --format csv
+        the same front with machines switched off when done
 `)
 	beta := fs.Float64("beta", 0, "makespan goal in `SECONDS` (required)")
 	objective := fs.String("objective", "min", "min: maximise min_j P(F_j <= beta); joint: maximise P(max_j F_j <= beta)")
@@ -32,7 +38,16 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	slack := fs.Float64("makespan-slack", -1, "keep the expected makespan within (1 + `S`) times the fastest heuristic's (negative: no constraint)")
 	out := fs.String("o", "", "write the best mapping as a PEPA model to `FILE`")
 	mappingOut := fs.String("mapping-out", "", "write a specification of the best mapping (values resolved) to `FILE`")
-	format := fs.String("format", "text", "output format: text or json")
+	format := fs.String("format", "text", "output format: text or json (and csv with --pareto)")
+	pareto := fs.Bool("pareto", false, "list the robustness/expected-energy front instead: the mappings no other mapping found beats on both\n"+
+		"(every mapping when there are at most --max-enumerate, else those a search of --budget finds); needs the power")
+	var power models.PowerFlags
+	fs.StringVar(&power.Busy, "busy-power", "", "each machine's power while it computes, in watts: `LIST` in machine order (350,170,70) or NAME=WATTS pairs;\n"+
+		"overrides the specification's \"power\" (--pareto)")
+	fs.StringVar(&power.Idle, "idle-power", "", "each machine's power from when it has finished until the last one has, in watts: `LIST` as for --busy-power\n"+
+		"(default: the specification's, else 0) (--pareto)")
+	plotPath := fs.String("plot", "", "with --pareto, draw robustness against expected energy, the front and the heuristics to `FILE`: .png, .svg or .pdf")
+	maxEnum := fs.Int("max-enumerate", 0, "with --pareto, solve every mapping when there are at most `N` (default 100000, 2000 with shared resources or pools)")
 	var mem memoryFlag
 	mem.register(fs)
 	files, code := parseFlags(e, fs, args)
@@ -42,18 +57,43 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	if ctx, code = mem.resolve(ctx, e, "optimize"); code >= 0 {
 		return code
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c := &checker{e: e, verb: "optimize"}
 	c.require(len(files) == 1, "need exactly one specification file")
 	c.positiveSeconds("--beta", *beta, true)
 	c.oneOf("--objective", *objective, "min", "joint")
 	c.require(*budget > 0, "--budget must be positive")
-	c.oneOf("--format", *format, "text", "json")
+	if *pareto {
+		c.oneOf("--format", *format, "text", "json", "csv")
+		for _, name := range []string{"--objective", "--makespan-slack", "-o"} {
+			c.require(!set[strings.TrimLeft(name, "-")], "%s does not go with --pareto (the front is of robustness min_j P(F_j <= beta) and expected energy; --mapping-out writes its mappings)", name)
+		}
+		c.require(*maxEnum >= 0, "--max-enumerate must not be negative")
+	} else {
+		c.oneOf("--format", *format, "text", "json")
+		for _, name := range []string{"busy-power", "idle-power", "plot", "max-enumerate"} {
+			c.require(!set[name], "--%s goes with --pareto (the search for the most robust mapping does not use power)", name)
+		}
+	}
+	plotFormat := c.plot(*plotPath)
 	if c.failed() {
 		return c.code
 	}
 	in, code := loadSpec(e, "optimize", files[0])
 	if code >= 0 {
 		return code
+	}
+	if *pareto {
+		pw, err := power.Resolve(in.Machines, in.Power)
+		if err != nil {
+			return usageError(e, "optimize", "%v", err)
+		}
+		if pw == nil {
+			return usageError(e, "optimize", "--pareto needs each machine's power: a \"power\" in %s ({\"busy\": [...], \"idle\": [...]}, watts), or --busy-power (and --idle-power)", files[0])
+		}
+		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: pw, budget: *budget, seed: *seed,
+			maxEnumerate: *maxEnum, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
 	}
 	// Outputs are checked before a search that may take the whole budget.
 	for _, path := range []string{*out, *mappingOut} {

@@ -20,7 +20,7 @@ import (
 // its report.
 type robustnessCmd struct {
 	analysisBase
-	req        models.Request
+	req models.Request
 	// With --observed: the record and the time its figures are for.
 	observed   []observe.Event
 	recordFile string

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"pepa/models"
+	"pepa/models/energy"
+)
+
+// paretoArgs are optimize --pareto's settings.
+type paretoArgs struct {
+	spec                 string
+	beta                 float64
+	power                *energy.Power
+	budget               time.Duration
+	seed                 uint64
+	maxEnumerate         int
+	format, mappingOut   string
+	plotPath, plotFormat string
+}
+
+// paretoCloudSample is how many of the mappings the energy bounds rule
+// off the front still get their exact energy for a plot's cloud.
+const paretoCloudSample = 2000
+
+// runPareto is optimize --pareto: the robustness/expected-energy front
+// (models.ParetoFront), printed, optionally plotted and written as a
+// specification of its mappings.
+func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) int {
+	for _, path := range []string{a.mappingOut, a.plotPath} {
+		if err := checkWritable(path); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	in.Power = a.power // the power used, in the specification --mapping-out writes
+	opt := models.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate}
+	if a.plotFormat != "" {
+		opt.CloudSample = paretoCloudSample
+	}
+	if e.stderrTerminal {
+		opt.Progress = func(p models.ParetoProgress) {
+			done := fmt.Sprintf("%d", p.Done)
+			if p.Total > 0 {
+				done += fmt.Sprintf("/%d", p.Total)
+			}
+			front := ""
+			if p.Front > 0 {
+				front = fmt.Sprintf(", front %d", p.Front)
+			}
+			fmt.Fprintf(e.stderr, "\r\033[Koptimize --pareto: %s, %.0f s: %s mappings%s", p.Phase, p.Elapsed.Seconds(), done, front)
+		}
+	}
+	res, err := models.ParetoFront(ctx, in, opt)
+	if e.stderrTerminal {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(e.stderr, "pepa optimize: interrupted before any mapping was evaluated")
+			return exitInterrupted
+		}
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", a.spec, err)
+		return exitInvalid
+	}
+	if a.mappingOut != "" {
+		var ms []models.Mapping
+		for _, p := range res.Front {
+			ms = append(ms, in.MappingOf(fmt.Sprintf("front-%d", p.Rank), p.Allocation))
+		}
+		if err := writeOutput(e, a.mappingOut, func(w io.Writer) error { return in.WriteSpec(w, ms...) }); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if a.plotFormat != "" && len(res.Front) > 0 {
+		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return models.WriteParetoPlot(w, a.plotFormat, in, res) }); err != nil {
+			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+			return exitInvalid
+		}
+	}
+	if err := writeOutput(e, "", func(w io.Writer) error { return writePareto(w, in, res, a.format) }); err != nil {
+		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
+		return exitInvalid
+	}
+	if res.Stopped == models.ParetoInterrupted {
+		fmt.Fprintln(e.stderr, "pepa optimize: interrupted: the front of the mappings evaluated so far is written")
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+// writePareto prints a front as text, JSON or CSV.
+func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, format string) error {
+	heuristic := func(p models.ParetoPoint) any {
+		if len(p.Heuristics) == 0 {
+			return nil
+		}
+		return strings.Join(p.Heuristics, ", ")
+	}
+	switch format {
+	case "json":
+		var front, hs []map[string]any
+		for _, p := range res.Front {
+			front = append(front, map[string]any{"rank": p.Rank, "robustness": p.Robustness, "expected_energy": jsonFloat(p.ExpectedEnergy),
+				"expected_makespan": jsonFloat(p.ExpectedMakespan), "p_all_by_beta": p.PAll,
+				"allocation": in.MappingOf("", p.Allocation).Allocation, "heuristic": heuristic(p)})
+		}
+		for _, h := range res.Heuristics {
+			var rank, by any
+			if h.Rank > 0 {
+				rank = h.Rank
+			}
+			if h.DominatedBy > 0 {
+				by = h.DominatedBy
+			}
+			hs = append(hs, map[string]any{"name": h.Heuristics[0], "robustness": h.Robustness, "expected_energy": jsonFloat(h.ExpectedEnergy),
+				"expected_makespan": jsonFloat(h.ExpectedMakespan), "p_all_by_beta": h.PAll,
+				"allocation": in.MappingOf("", h.Allocation).Allocation, "front_rank": rank, "dominated_by": by})
+		}
+		return writeJSON(w, map[string]any{"beta": res.Beta, "machines": in.Machines,
+			"power": map[string]any{"busy": res.Power.Busy, "idle": res.Power.Idle},
+			"how":   res.How, "mappings": res.Mappings, "total_mappings": jsonFloat(res.Total), "stopped": res.Stopped,
+			"front": front, "heuristics": hs, "machine_solves": res.MachineSolves, "makespans_integrated": res.Integrals,
+			"analyses": res.Analyses, "seconds": res.Elapsed.Seconds()})
+	case "csv":
+		var b strings.Builder
+		b.WriteString("rank,robustness,expected_energy,expected_makespan,p_all_by_beta,heuristic")
+		for _, m := range in.Machines {
+			b.WriteString("," + csvQuote(m))
+		}
+		b.WriteByte('\n')
+		for _, p := range res.Front {
+			h, _ := heuristic(p).(string)
+			fmt.Fprintf(&b, "%d,%s,%s,%s,%s,%s", p.Rank, fmtFloat(p.Robustness), fmtFloat(p.ExpectedEnergy),
+				fmtFloat(p.ExpectedMakespan), fmtFloat(p.PAll), csvQuote(h))
+			for _, apps := range p.Allocation {
+				b.WriteString("," + csvQuote(appNames(in, apps)))
+			}
+			b.WriteByte('\n')
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	return paretoText(w, in, res)
+}
+
+func appNames(in *models.Instance, apps []int) string {
+	names := make([]string, len(apps))
+	for i, a := range apps {
+		names[i] = in.Apps[a]
+	}
+	return strings.Join(names, " ")
+}
+
+// allocationText is an allocation on one line: "M1: A1 A4 | M2: A2 | M3: -".
+func allocationText(in *models.Instance, alloc [][]int) string {
+	parts := make([]string, len(alloc))
+	for j, apps := range alloc {
+		s := appNames(in, apps)
+		if s == "" {
+			s = "-"
+		}
+		parts[j] = in.Machines[j] + ": " + s
+	}
+	return strings.Join(parts, " | ")
+}
+
+// paretoText prints the front as a table, with the energy each mapping
+// costs over the front's least, then the heuristics and where they stand.
+func paretoText(w io.Writer, in *models.Instance, res *models.ParetoResult) error {
+	var pw []string
+	for j, m := range in.Machines {
+		pw = append(pw, fmt.Sprintf("%s %g/%g", m, res.Power.Busy[j], res.Power.Idle[j]))
+	}
+	fmt.Fprintf(w, "goal: beta = %g; power busy/idle (W): %s\n", res.Beta, strings.Join(pw, ", "))
+	switch res.How {
+	case models.ParetoEnumerated:
+		fmt.Fprintf(w, "front: %d of %d mappings, every one solved (each machine computing its applications in specification order), %.1f s\n",
+			len(res.Front), res.Mappings, res.Elapsed.Seconds())
+	default:
+		fmt.Fprintf(w, "front: %d of the %d mappings evaluated (of %.3g): the heuristics, the most robust mapping optimize finds, a least-energy\n"+
+			"greedy mapping and a Pareto local search from the front's mappings, %.1f s; mappings not evaluated may beat them\n",
+			len(res.Front), res.Mappings, res.Total, res.Elapsed.Seconds())
+	}
+	if res.Stopped == models.ParetoInterrupted {
+		fmt.Fprintln(w, "interrupted: the front of the mappings evaluated so far")
+	}
+	fmt.Fprintln(w, "no mapping evaluated is as robust with less expected energy, or more robust with as little")
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The energy each mapping costs over the front's least.
+	least := math.Inf(1)
+	for _, p := range res.Front {
+		least = math.Min(least, p.ExpectedEnergy)
+	}
+	fmt.Fprintln(tw, "rank\trobustness\tE[energy] (J)\t+kJ\tE[makespan]\tP(all <= beta)\theuristic\tallocation")
+	for _, p := range res.Front {
+		h := "-"
+		if len(p.Heuristics) > 0 {
+			h = strings.Join(p.Heuristics, ", ")
+		}
+		fmt.Fprintf(tw, "%d\t%.6f\t%.1f\t%.2f\t%s\t%.6f\t%s\t%s\n", p.Rank, p.Robustness, p.ExpectedEnergy, (p.ExpectedEnergy-least)/1000,
+			textFloat(p.ExpectedMakespan, "%.4f"), p.PAll, h, allocationText(in, p.Allocation))
+	}
+	tw.Flush()
+	if len(res.Heuristics) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nheuristics:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  mapping\trobustness\tE[energy] (J)\tE[makespan]\tP(all <= beta)\tplace")
+	for _, h := range res.Heuristics {
+		place := "off the front"
+		switch {
+		case h.Rank > 0:
+			place = fmt.Sprintf("on the front (#%d)", h.Rank)
+		case h.DominatedBy > 0:
+			q := res.Front[h.DominatedBy-1]
+			place = fmt.Sprintf("dominated by #%d (%+.4f robustness, %+.1f J)", h.DominatedBy, q.Robustness-h.Robustness, q.ExpectedEnergy-h.ExpectedEnergy)
+		}
+		fmt.Fprintf(tw, "  %s\t%.6f\t%.1f\t%s\t%.6f\t%s\n", h.Heuristics[0], h.Robustness, h.ExpectedEnergy, textFloat(h.ExpectedMakespan, "%.4f"), h.PAll, place)
+	}
+	return tw.Flush()
+}

@@ -38,6 +38,7 @@ var verbs = map[string]verb{
 	"merge":      {"merge the shard files of a simulate or sweep run into what the whole run prints", runMerge},
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
+	"serve":      {"answer a controller over HTTP: robustness conditioned on observed completions, and a page", runServe},
 }
 
 // env is what a verb may touch: its streams.

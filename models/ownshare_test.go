@@ -483,9 +483,9 @@ func TestOwnSharePRISM(t *testing.T) {
 // TestOwnShareWriteSpecRoundTrip: the specification optimize writes for a
 // mapping (WriteSpec: every value resolved) generates the same model as
 // the original, byte for byte, with pools, owners that use resources and
-// owners that pause transfers.
+// owners that pause transfers, and the machines' power.
 func TestOwnShareWriteSpecRoundTrip(t *testing.T) {
-	for _, file := range []string{"../testdata/spec-lab.json", "../testdata/ownshare/a.json", "../testdata/ownshare/b.json", "../testdata/ownshare/c.json"} {
+	for _, file := range []string{"../testdata/spec-lab.json", "../testdata/ownshare/a.json", "../testdata/ownshare/b.json", "../testdata/ownshare/c.json", "../testdata/spec-energy.json"} {
 		in, err := LoadSpec(file)
 		if err != nil {
 			t.Fatal(err)

@@ -155,6 +155,9 @@ func runShell(t *testing.T, dir string, env []string, script string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", script)
 	cmd.Dir, cmd.Env = dir, env
+	// A process the script leaves behind (a server it started) must not
+	// keep the test waiting on its output.
+	cmd.WaitDelay = 10 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

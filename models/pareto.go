@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"pepa/ctmc/simulate"
+	"pepa/lang"
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +112,12 @@ type ParetoOptions struct {
 	CloudSample int
 	// Progress, if set, is called about once a second.
 	Progress func(ParetoProgress)
+	// EnergyBudget, if positive, adds to each front mapping P(E <= B) and
+	// P(max F <= beta and E <= B), as pepa robustness computes them on
+	// its generated model (semantics.md section 5; EnergySimulate sets
+	// the simulation of the joint figure where it is not exact).
+	EnergyBudget   float64
+	EnergySimulate simulate.Options
 }
 
 // ParetoProgress is the state of a running ParetoFront.
@@ -134,6 +143,9 @@ type ParetoPoint struct {
 	// if it is not on it; DominatedBy, for a mapping off the front, is the
 	// rank of the first front mapping that dominates it.
 	Rank, DominatedBy int
+	// Energy, for a front mapping with ParetoOptions.EnergyBudget, is its
+	// whole model's energy figures (nil otherwise).
+	Energy *EnergyResult
 }
 
 // ParetoXY is one evaluated mapping's place in the plane of the front.
@@ -224,6 +236,11 @@ func ParetoFront(ctx context.Context, in *Instance, opt ParetoOptions) (*ParetoR
 	}
 	if err := ev.finish(ctx, res, pts, pr); err != nil {
 		return nil, err
+	}
+	if opt.EnergyBudget > 0 && ctx.Err() == nil {
+		if err := frontBudget(ctx, in, opt, res); err != nil {
+			return nil, err
+		}
 	}
 	res.MachineSolves = int(ev.solves.Load())
 	res.Analyses = int(ev.analyses.Load())
@@ -969,4 +986,31 @@ func paretoIndices(psi, e []float64) []int {
 	}
 	sort.Ints(out)
 	return out
+}
+
+// frontBudget gives every front mapping its energy figures with the
+// budget: its model as gen writes it with the power used (//pepa:power),
+// analysed as pepa robustness --energy-budget analyses it.
+func frontBudget(ctx context.Context, in *Instance, opt ParetoOptions, res *ParetoResult) error {
+	with := *in
+	p := res.Power
+	with.Power = &p
+	for k := range res.Front {
+		pt := &res.Front[k]
+		var b strings.Builder
+		if err := with.Generate(&b, with.MappingOf(fmt.Sprintf("front-%d", k+1), pt.Allocation)); err != nil {
+			return err
+		}
+		m, diags := lang.Load(fmt.Sprintf("front-%d.pepa", k+1), []byte(b.String()))
+		if diags.HasErrors() {
+			return fmt.Errorf("the model of a front mapping does not check (a bug): %w", diags.Err())
+		}
+		rep, err := Robustness(ctx, []Input{{Name: m.File.Name, Model: m}}, Request{Beta: opt.Beta, Epsilon: opt.Epsilon, NoQuantile: true,
+			Energy: &EnergyRequest{Budget: opt.EnergyBudget, Simulate: opt.EnergySimulate}})
+		if err != nil {
+			return err
+		}
+		pt.Energy = rep.Results[0].Energy
+	}
+	return nil
 }

@@ -200,3 +200,43 @@ func TestObservedVerb(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestParetoEnergyBudget: optimize --pareto --energy-budget gives every
+// front mapping the figures robustness computes for its model: E[E] equal
+// to the front's to 1e-9, and P(E <= B) and the joint figure within their
+// bounds.
+func TestParetoEnergyBudget(t *testing.T) {
+	code, out, stderr := runPepa(t, "", "optimize", "../../testdata/spec-energy.json", "--beta", "40", "--pareto", "--energy-budget", "15000", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r struct {
+		Front []struct {
+			Expected float64 `json:"expected_energy"`
+			PAll     float64 `json:"p_all_by_beta"`
+			Energy   struct {
+				Expected float64 `json:"expected"`
+				PB       float64 `json:"p_by_budget"`
+				Joint    float64 `json:"p_all_by_beta_within_budget"`
+			} `json:"energy"`
+		} `json:"front"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Front) == 0 {
+		t.Fatalf("no front:\n%s", out)
+	}
+	for k, p := range r.Front {
+		if math.Abs(p.Energy.Expected-p.Expected) > 1e-9*p.Expected {
+			t.Errorf("front %d: E[E] %.12g from its model, %.12g on the front", k+1, p.Energy.Expected, p.Expected)
+		}
+		if !(p.Energy.PB > 0 && p.Energy.PB < 1) || p.Energy.Joint > math.Min(p.Energy.PB, p.PAll)+1e-9 {
+			t.Errorf("front %d: P(E <= B) %g, joint %g, P(all) %g", k+1, p.Energy.PB, p.Energy.Joint, p.PAll)
+		}
+	}
+	code, _, stderr = runPepa(t, "", "optimize", "../../testdata/spec-energy.json", "--beta", "40", "--energy-budget", "15000")
+	if code != exitUsage || !strings.Contains(stderr, "--energy-budget goes with --pareto") {
+		t.Errorf("--energy-budget without --pareto: exit %d, %q", code, stderr)
+	}
+}

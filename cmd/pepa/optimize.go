@@ -47,6 +47,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	fs.StringVar(&power.Idle, "idle-power", "", "each machine's power from when it has finished until the last one has, in watts: `LIST` as for --busy-power\n"+
 		"(default: the specification's, else 0) (--pareto)")
 	plotPath := fs.String("plot", "", "with --pareto, draw robustness against expected energy, the front and the heuristics to `FILE`: .png, .svg or .pdf")
+	energyBudget := fs.Float64("energy-budget", 0, "with --pareto, add each front mapping's P(E <= B) and P(makespan <= beta and E <= B) for the budget `JOULES` (as robustness computes them)")
 	maxEnum := fs.Int("max-enumerate", 0, "with --pareto, solve every mapping when there are at most `N` (default 100000, 2000 with shared resources or pools)")
 	var mem memoryFlag
 	mem.register(fs)
@@ -70,9 +71,10 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			c.require(!set[strings.TrimLeft(name, "-")], "%s does not go with --pareto (the front is of robustness min_j P(F_j <= beta) and expected energy; --mapping-out writes its mappings)", name)
 		}
 		c.require(*maxEnum >= 0, "--max-enumerate must not be negative")
+		c.require(*energyBudget >= 0 && !math.IsInf(*energyBudget, 0), "--energy-budget must be a finite number of joules >= 0")
 	} else {
 		c.oneOf("--format", *format, "text", "json")
-		for _, name := range []string{"busy-power", "idle-power", "plot", "max-enumerate"} {
+		for _, name := range []string{"busy-power", "idle-power", "plot", "max-enumerate", "energy-budget"} {
 			c.require(!set[name], "--%s goes with --pareto (the search for the most robust mapping does not use power)", name)
 		}
 	}
@@ -93,7 +95,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			return usageError(e, "optimize", "--pareto needs each machine's power: a \"power\" in %s ({\"busy\": [...], \"idle\": [...]}, watts), or --busy-power (and --idle-power)", files[0])
 		}
 		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: pw, budget: *budget, seed: *seed,
-			maxEnumerate: *maxEnum, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
+			maxEnumerate: *maxEnum, energyBudget: *energyBudget, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
 	}
 	// Outputs are checked before a search that may take the whole budget.
 	for _, path := range []string{*out, *mappingOut} {

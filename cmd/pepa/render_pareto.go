@@ -22,6 +22,7 @@ type paretoArgs struct {
 	budget               time.Duration
 	seed                 uint64
 	maxEnumerate         int
+	energyBudget         float64
 	format, mappingOut   string
 	plotPath, plotFormat string
 }
@@ -41,7 +42,7 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 		}
 	}
 	in.Power = a.power // the power used, in the specification --mapping-out writes
-	opt := models.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate}
+	opt := models.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate, EnergyBudget: a.energyBudget}
 	if a.plotFormat != "" {
 		opt.CloudSample = paretoCloudSample
 	}
@@ -109,9 +110,13 @@ func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, for
 	case "json":
 		var front, hs []map[string]any
 		for _, p := range res.Front {
-			front = append(front, map[string]any{"rank": p.Rank, "robustness": p.Robustness, "expected_energy": jsonFloat(p.ExpectedEnergy),
+			fj := map[string]any{"rank": p.Rank, "robustness": p.Robustness, "expected_energy": jsonFloat(p.ExpectedEnergy),
 				"expected_makespan": jsonFloat(p.ExpectedMakespan), "p_all_by_beta": p.PAll,
-				"allocation": in.MappingOf("", p.Allocation).Allocation, "heuristic": heuristic(p)})
+				"allocation": in.MappingOf("", p.Allocation).Allocation, "heuristic": heuristic(p)}
+			if p.Energy != nil {
+				fj["energy"] = energyJSON(p.Energy)
+			}
+			front = append(front, fj)
 		}
 		for _, h := range res.Heuristics {
 			var rank, by any
@@ -132,7 +137,11 @@ func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, for
 			"analyses": res.Analyses, "seconds": res.Elapsed.Seconds()})
 	case "csv":
 		var b strings.Builder
+		budget := len(res.Front) > 0 && res.Front[0].Energy != nil
 		b.WriteString("rank,robustness,expected_energy,expected_makespan,p_all_by_beta,heuristic")
+		if budget {
+			b.WriteString(",p_by_budget,p_all_by_beta_within_budget")
+		}
 		for _, m := range in.Machines {
 			b.WriteString("," + csvQuote(m))
 		}
@@ -141,6 +150,9 @@ func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, for
 			h, _ := heuristic(p).(string)
 			fmt.Fprintf(&b, "%d,%s,%s,%s,%s,%s", p.Rank, fmtFloat(p.Robustness), fmtFloat(p.ExpectedEnergy),
 				fmtFloat(p.ExpectedMakespan), fmtFloat(p.PAll), csvQuote(h))
+			if budget {
+				fmt.Fprintf(&b, ",%s,%s", csvFloat(p.Energy.PByBudget), csvFloat(p.Energy.PAllWithinBudget))
+			}
 			for _, apps := range p.Allocation {
 				b.WriteString("," + csvQuote(appNames(in, apps)))
 			}
@@ -202,16 +214,29 @@ func paretoText(w io.Writer, in *models.Instance, res *models.ParetoResult) erro
 	for _, p := range res.Front {
 		least = math.Min(least, p.ExpectedEnergy)
 	}
-	fmt.Fprintln(tw, "rank\trobustness\tE[energy] (J)\t+kJ\tE[makespan]\tP(all <= beta)\theuristic\tallocation")
+	budget := len(res.Front) > 0 && res.Front[0].Energy != nil
+	head := "rank\trobustness\tE[energy] (J)\t+kJ\tE[makespan]\tP(all <= beta)\t"
+	if budget {
+		head += fmt.Sprintf("P(E <= %g)\tP(both)\t", res.Front[0].Energy.Budget)
+	}
+	fmt.Fprintln(tw, head+"heuristic\tallocation")
 	for _, p := range res.Front {
 		h := "-"
 		if len(p.Heuristics) > 0 {
 			h = strings.Join(p.Heuristics, ", ")
 		}
-		fmt.Fprintf(tw, "%d\t%.6f\t%.1f\t%.2f\t%s\t%.6f\t%s\t%s\n", p.Rank, p.Robustness, p.ExpectedEnergy, (p.ExpectedEnergy-least)/1000,
-			textFloat(p.ExpectedMakespan, "%.4f"), p.PAll, h, allocationText(in, p.Allocation))
+		cells := ""
+		if budget {
+			cells = energyProb(p.Energy.PByBudget, p.Energy.PByBudgetLo, p.Energy.PByBudgetHi, p.Energy.Confidence) + "\t" +
+				energyProb(p.Energy.PAllWithinBudget, p.Energy.PAllWithinBudgetLo, p.Energy.PAllWithinBudgetHi, p.Energy.Confidence) + "\t"
+		}
+		fmt.Fprintf(tw, "%d\t%.6f\t%.1f\t%.2f\t%s\t%.6f\t%s%s\t%s\n", p.Rank, p.Robustness, p.ExpectedEnergy, (p.ExpectedEnergy-least)/1000,
+			textFloat(p.ExpectedMakespan, "%.4f"), p.PAll, cells, h, allocationText(in, p.Allocation))
 	}
 	tw.Flush()
+	if budget {
+		fmt.Fprintf(w, "\nthe budget's figures: %s\n", res.Front[0].Energy.How)
+	}
 	if len(res.Heuristics) == 0 {
 		return nil
 	}

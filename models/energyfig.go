@@ -199,6 +199,12 @@ func energyFigures(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 		return e, nil
 	}
 	sim, err := simulateEnergy(ctx, s, r, opt, power, req.Budget, so)
+	if errors.Is(err, membudget.ErrOverBudget) && ctx.Err() == nil {
+		// The runs' finishing times do not fit: what is exact stands.
+		how = append(how, fmt.Sprintf("the simulated figures are unavailable (%v)", err))
+		e.How = strings.Join(how, "; ")
+		return e, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +296,7 @@ func energyPassage(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 		parts = []energyPart{part}
 		why = "the product chain (idle power makes every machine's energy depend on the makespan), rates divided by the power drawn"
 	}
-	c, alpha, target, err := concatenate(parts)
+	c, alpha, target, err := concatenate(ctx, parts)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -370,7 +376,10 @@ func energyChain(ctx context.Context, s *ctmc.Structure, leaves []*ctmc.Leaf, st
 // rates divided by its states' power: a transition of part k into its
 // target goes instead to part k+1's start (split by its distribution), and
 // the last part's target ends the passage. Its size is the parts' summed.
-func concatenate(parts []energyPart) (*ctmc.Chain, []float64, []bool, error) {
+func concatenate(ctx context.Context, parts []energyPart) (*ctmc.Chain, []float64, []bool, error) {
+	if len(parts) == 1 {
+		return rateDivided(ctx, parts[0])
+	}
 	// Part k's states in the result: its states outside its target, and
 	// for the last part all of them.
 	offset := make([]int, len(parts))
@@ -388,7 +397,32 @@ func concatenate(parts []energyPart) (*ctmc.Chain, []float64, []bool, error) {
 			n++
 		}
 	}
-	c := &ctmc.Chain{S: &ctmc.Structure{Actions: []string{"tau", "energy"}}, N: n, RowPtr: make([]int64, 1, n+1)}
+	// The transitions, counted first so that the arrays are made once, at
+	// their size, within the memory budget.
+	nnz := int64(0)
+	for k, p := range parts {
+		next := 1
+		if k+1 < len(parts) {
+			next = max(1, len(parts[k+1].alpha)) // at most that many starts of the next part
+		}
+		for st := 0; st < p.c.N; st++ {
+			if local[k][st] < 0 || p.target[st] {
+				continue
+			}
+			for e := p.c.RowPtr[st]; e < p.c.RowPtr[st+1]; e++ {
+				if local[k][p.c.Col[e]] >= 0 {
+					nnz++
+				} else {
+					nnz += int64(next)
+				}
+			}
+		}
+	}
+	if err := membudget.Check(ctx, fmt.Sprintf("energy: the groups' rate-divided chains, %d states", n), membudget.Bytes(nnz, 16)+membudget.Bytes(int64(n), 9), ""); err != nil {
+		return nil, nil, nil, err
+	}
+	c := &ctmc.Chain{S: &ctmc.Structure{Actions: []string{"tau", "energy"}}, N: n, RowPtr: make([]int64, 1, n+1),
+		Col: make([]int32, 0, nnz), Rates: make([]float64, 0, nnz), Act: make([]int32, 0, nnz)}
 	target := make([]bool, n)
 	// start[k]: part k's start as a distribution over the result's
 	// states, its mass on its own target passed on to the next part.
@@ -453,6 +487,29 @@ func concatenate(parts []energyPart) (*ctmc.Chain, []float64, []bool, error) {
 	return c, alpha, target, nil
 }
 
+// rateDivided is one part's chain with every rate divided by its state's
+// power: the structure, row pointers, targets and actions are the part's
+// own (shared, not copied), only the rates are new; the part's targets
+// end the passage (their rows are not read).
+func rateDivided(ctx context.Context, p energyPart) (*ctmc.Chain, []float64, []bool, error) {
+	c := p.c
+	nnz := c.RowPtr[c.N]
+	if err := membudget.Check(ctx, fmt.Sprintf("energy: the rate-divided chain, %d states", c.N), membudget.Bytes(nnz, 8), ""); err != nil {
+		return nil, nil, nil, err
+	}
+	rates := make([]float64, nnz)
+	for st := 0; st < c.N; st++ {
+		rho := p.rho[st]
+		if p.target[st] || !(rho > 0) {
+			rho = 1 // never read: the passage ends on entering a target
+		}
+		for e := c.RowPtr[st]; e < c.RowPtr[st+1]; e++ {
+			rates[e] = c.RateAt(e) / rho
+		}
+	}
+	return &ctmc.Chain{S: c.S, N: c.N, States: c.States, RowPtr: c.RowPtr, Col: c.Col, Act: c.Act, Rates: rates, Deadlocks: c.Deadlocks}, p.alpha, p.target, nil
+}
+
 // energySim are the simulated energy figures.
 type energySim struct {
 	within, both simulate.Interval
@@ -468,6 +525,12 @@ func simulateEnergy(ctx context.Context, s *ctmc.Structure, r *Result, opt Optio
 		return nil, err
 	}
 	spec.KeepFinish = true
+	if so.Replications > 0 {
+		need := membudget.Bytes(int64(so.Replications), int64(len(machines))*8+24)
+		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d simulated runs of %d machines", so.Replications, len(machines)), need, "give fewer --replications"); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Pragmas != nil {
 		if so.Initial, err = simulate.InitialFromNames(s, opt.Pragmas.Initial); err != nil {
 			return nil, err

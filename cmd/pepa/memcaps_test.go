@@ -158,6 +158,10 @@ func TestMemoryCaps(t *testing.T) {
 		{capKiB, 0, []string{"sweep", "--vary", "r1=0.1:1:0.00001", "--vary", "r2=0.1:1:0.00001", "states", small}, 1, "sweep: the grid and results of 8100180001 points"},
 		{capKiB, 0, []string{"simulate", "--beta", "30", "--replications", "2000", small}, 0, ""},
 		{capKiB, 0, []string{"robustness", "--beta", "30", small}, 0, ""},
+		// The energy budget's product chain (idle power) does not fit:
+		// P(E <= B) is simulated instead, and says why.
+		{capKiB, 0, []string{"robustness", "--beta", "45", "--busy-power", "200,200,200,200,200,200,200", "--idle-power", "50,50,50,50,50,50,50",
+			"--energy-budget", "60000", "--replications", "2000", mid}, 0, ""},
 		{0, 64, []string{"states", "--max-states", "100000000", "--memory", "64M", big}, 1, "derive: "},
 		{0, 48, []string{"steady", "--memory", "48M", small}, 0, ""},
 		{0, 48, []string{"steady", "--method", "bicgstab", "--memory", "48M", small}, 1, "steady: BiCGSTAB's ILU(0) factors and vectors"},

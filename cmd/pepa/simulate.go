@@ -10,6 +10,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/shard"
 	"pepa/ctmc/simulate"
+	"pepa/internal/membudget"
 	"pepa/models"
 	"pepa/passage"
 )
@@ -263,6 +264,12 @@ func (a *simulateCmd) robustness(ctx context.Context, s *ctmc.Structure, opt sim
 		return fmt.Errorf("an energy budget needs the machines' power: no power is known (give --busy-power, or //pepa:power lines in the model)")
 	}
 	spec.KeepFinish = power != nil && !a.cycling
+	if spec.KeepFinish && opt.Replications > 0 {
+		need := membudget.Bytes(int64(opt.Replications), int64(len(ms))*8+24)
+		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d runs of %d machines", opt.Replications, len(ms)), need, "give fewer --replications"); err != nil {
+			return err
+		}
+	}
 	if out.robustness, err = simulate.Robustness(ctx, s, spec, opt); err != nil {
 		return err
 	}

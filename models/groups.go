@@ -138,17 +138,9 @@ type groupJob struct {
 // otherwise fails the analysis with ctmc.ErrTooManyStates.
 func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result, error) {
 	opt.defaults()
-	machines, err := FindMachines(s, opt.Machines)
+	machines, stop, err := analysedMachines(s, opt)
 	if err != nil {
 		return nil, err
-	}
-	all, err := FindMachines(s, nil)
-	if err != nil {
-		all = machines // named machines the detection misses
-	}
-	stop := map[*ctmc.Leaf][]int32{}
-	if opt.stopped() {
-		stop = stopMap(append(all, machines...))
 	}
 	res := &Result{Beta: opt.Beta, Semantics: opt.Semantics, Solved: "decomposed", Independent: true}
 	res.Warnings = Uncomputed(s, machines)
@@ -158,18 +150,9 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 	}
 	// The groups with an analysed machine (under plug-in semantics every
 	// group: the others' exit rates weight the sources).
-	of := map[*ctmc.Leaf]int{}
-	for i, m := range machines {
-		of[m.Leaf] = i
-	}
 	var jobs []*groupJob
-	for _, g := range s.Groups() {
-		j := &groupJob{s: s, leaves: g}
-		for _, l := range g {
-			if i, ok := of[l]; ok {
-				j.machines = append(j.machines, i)
-			}
-		}
+	for _, j := range groupJobs(s, machines) {
+		g := j.leaves
 		if len(j.machines) > 0 || opt.Semantics == passage.Plugin {
 			jobs = append(jobs, j)
 		}
@@ -412,6 +395,46 @@ func (j *groupJob) initialProblems(machines []*Machine, opt Options) error {
 	return nil
 }
 
+// analysedMachines are the machines opt names (all detected ones by
+// default) and the stop rule's map: every machine of the model, analysed
+// or not, stopped once finished where the rule applies.
+func analysedMachines(s *ctmc.Structure, opt Options) ([]*Machine, map[*ctmc.Leaf][]int32, error) {
+	machines, err := FindMachines(s, opt.Machines)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := FindMachines(s, nil)
+	if err != nil {
+		all = machines // named machines the detection misses
+	}
+	stop := map[*ctmc.Leaf][]int32{}
+	if opt.stopped() {
+		stop = stopMap(append(all, machines...))
+	}
+	return machines, stop, nil
+}
+
+// groupJobs is a job per group of s (ctmc.Structure.Groups), each with the
+// indices of its machines among machines (none: a group that moves but
+// concerns no machine).
+func groupJobs(s *ctmc.Structure, machines []*Machine) []*groupJob {
+	of := map[*ctmc.Leaf]int{}
+	for i, m := range machines {
+		of[m.Leaf] = i
+	}
+	var out []*groupJob
+	for _, g := range s.Groups() {
+		j := &groupJob{s: s, leaves: g}
+		for _, l := range g {
+			if i, ok := of[l]; ok {
+				j.machines = append(j.machines, i)
+			}
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
 // ChainCache keeps groups' chains by their components' names (one
 // structure and stop rule per cache); safe for concurrent use.
 type ChainCache struct {
@@ -462,30 +485,12 @@ func DeriveGroups(ctx context.Context, s *ctmc.Structure, opt Options) ([]GroupC
 	if opt.Chains == nil || opt.Semantics != passage.Initial {
 		return nil, errors.New("DeriveGroups needs a chain cache, under initial semantics")
 	}
-	machines, err := FindMachines(s, opt.Machines)
+	machines, stop, err := analysedMachines(s, opt)
 	if err != nil {
 		return nil, err
 	}
-	all, err := FindMachines(s, nil)
-	if err != nil {
-		all = machines
-	}
-	stop := map[*ctmc.Leaf][]int32{}
-	if opt.stopped() {
-		stop = stopMap(append(all, machines...))
-	}
-	of := map[*ctmc.Leaf]int{}
-	for i, m := range machines {
-		of[m.Leaf] = i
-	}
 	var out []GroupChain
-	for _, g := range s.Groups() {
-		j := &groupJob{s: s, leaves: g}
-		for _, l := range g {
-			if i, ok := of[l]; ok {
-				j.machines = append(j.machines, i)
-			}
-		}
+	for _, j := range groupJobs(s, machines) {
 		if len(j.machines) == 0 {
 			continue
 		}
@@ -495,7 +500,7 @@ func DeriveGroups(ctx context.Context, s *ctmc.Structure, opt Options) ([]GroupC
 		if j.err != nil {
 			return nil, j.err
 		}
-		gc := GroupChain{Leaves: g, Chain: j.c}
+		gc := GroupChain{Leaves: j.leaves, Chain: j.c}
 		for _, i := range j.machines {
 			gc.Machines = append(gc.Machines, j.machineIn(machines[i]))
 		}

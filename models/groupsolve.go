@@ -35,18 +35,8 @@ func solveGroupProbabilities(ctx context.Context, s *ctmc.Structure, pragmas *Pr
 		return nil, err
 	}
 	stop := stopMap(machines)
-	of := map[*ctmc.Leaf]int{}
-	for i, m := range machines {
-		of[m.Leaf] = i
-	}
 	out := &groupProbabilities{Machines: machines, PByBeta: make([]float64, len(machines)), PAll: 1}
-	for _, g := range s.Groups() {
-		j := &groupJob{s: s, leaves: g}
-		for _, l := range g {
-			if i, ok := of[l]; ok {
-				j.machines = append(j.machines, i)
-			}
-		}
+	for _, j := range groupJobs(s, machines) {
 		if len(j.machines) == 0 {
 			continue
 		}

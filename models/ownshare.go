@@ -255,16 +255,7 @@ func (r *resolver) resolvePools(in *Instance) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	taken := map[string]string{}
-	for i, a := range in.Apps {
-		taken[a] = "an application (" + r.nameRef("applications", i) + ")"
-	}
-	for j, m := range in.Machines {
-		taken[m] = "a machine (" + r.nameRef("machines", j) + ")"
-	}
-	for _, res := range in.Resources {
-		taken[res.name] = "a resource"
-	}
+	taken := r.takenNames(in)
 	machIndex := map[string]int{}
 	for j, m := range in.Machines {
 		machIndex[m] = j
@@ -277,12 +268,7 @@ func (r *resolver) resolvePools(in *Instance) {
 			continue
 		}
 		p.name = name
-		switch {
-		case !isProcessName(name):
-			r.errorf(path, "pool name %q must start with an upper-case letter and hold only letters, digits and '_' (it names a component)", name)
-		case taken[name] != "":
-			r.errorf(path, "pool %q has the name of %s: the model would define one process twice; expected distinct names", name, taken[name])
-		}
+		r.componentName(path, "pool", name, taken)
 		if p.Users < 1 || p.Users > maxPoolUsers {
 			r.errorf(path+".users", "pool %s: users (the number of people who may come) must be from 1 to %d, found %d", name, maxPoolUsers, p.Users)
 		}

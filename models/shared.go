@@ -77,13 +77,7 @@ func (r *resolver) resolveResources(in *Instance) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	taken := map[string]string{}
-	for i, a := range in.Apps {
-		taken[a] = fmt.Sprintf("an application (%s)", r.nameRef("applications", i))
-	}
-	for j, m := range in.Machines {
-		taken[m] = fmt.Sprintf("a machine (%s)", r.nameRef("machines", j))
-	}
+	taken := r.takenNames(in)
 	// Unknown names (the matrix failed) are not checked: every reference
 	// would look wrong.
 	machsKnown := in.Machines != nil
@@ -99,12 +93,7 @@ func (r *resolver) resolveResources(in *Instance) {
 			continue
 		}
 		res.name = name
-		switch {
-		case !isProcessName(name):
-			r.errorf(path, "resource name %q must start with an upper-case letter and hold only letters, digits and '_' (it names a component)", name)
-		case taken[name] != "":
-			r.errorf(path, "resource %q has the name of %s: the model would define one process twice; expected distinct names", name, taken[name])
-		}
+		r.componentName(path, "resource", name, taken)
 		if !(res.Rate > 0) || math.IsInf(res.Rate, 0) {
 			r.errorf(path+".rate", "resource %s: the rate (data moved per second by one transfer) must be positive, found %g", name, res.Rate)
 		}
@@ -298,6 +287,33 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// takenNames says what each name the specification has given so far
+// names: its applications, machines and (once resolved) resources.
+func (r *resolver) takenNames(in *Instance) map[string]string {
+	taken := map[string]string{}
+	for i, a := range in.Apps {
+		taken[a] = fmt.Sprintf("an application (%s)", r.nameRef("applications", i))
+	}
+	for j, m := range in.Machines {
+		taken[m] = fmt.Sprintf("a machine (%s)", r.nameRef("machines", j))
+	}
+	for _, res := range in.Resources {
+		taken[res.name] = "a resource"
+	}
+	return taken
+}
+
+// componentName checks the name of a component a specification declares
+// (kind: "resource", "pool"): a process name that nothing else has.
+func (r *resolver) componentName(path, kind, name string, taken map[string]string) {
+	switch {
+	case !isProcessName(name):
+		r.errorf(path, "%s name %q must start with an upper-case letter and hold only letters, digits and '_' (it names a component)", kind, name)
+	case taken[name] != "":
+		r.errorf(path, "%s %q has the name of %s: the model would define one process twice; expected distinct names", kind, name, taken[name])
+	}
 }
 
 // specName is a name the specification gives: an application's or a

@@ -56,14 +56,25 @@ func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool
 	if err != nil {
 		return nil, err
 	}
+	// P's rows, made once: the diagonal, and the hidden transitions to
+	// other states with their probabilities (the steps read only these).
 	diag := make([]float64, c.N)
+	rowPtr := make([]int64, c.N+1)
+	var col []int32
+	var prob []float64
 	for s := 0; s < c.N; s++ {
 		diag[s] = 1 - exit[s]/q
 		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
-			if int(c.Col[e]) == s && !isObserved(c.Act[e]) {
+			switch {
+			case isObserved(c.Act[e]):
+			case int(c.Col[e]) == s:
 				diag[s] += c.RateAt(e) / q
+			default:
+				col = append(col, c.Col[e])
+				prob = append(prob, c.RateAt(e)/q)
 			}
 		}
+		rowPtr[s+1] = int64(len(col))
 	}
 	v, next := out, make([]float64, c.N)
 	sum := make([]float64, c.N)
@@ -87,10 +98,8 @@ func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool
 			if x == 0 {
 				continue
 			}
-			for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
-				if to := c.Col[e]; int(to) != s && !isObserved(c.Act[e]) {
-					next[to] += x * c.RateAt(e) / q
-				}
+			for e := rowPtr[s]; e < rowPtr[s+1]; e++ {
+				next[col[e]] += x * prob[e]
 			}
 		}
 		v, next = next, v

@@ -92,3 +92,18 @@ func energyColumns(r *models.Ranked, budget bool, f func(float64) string) []stri
 	}
 	return out
 }
+
+// energyCSV is the energy columns of a ranking's or a summary's CSV: the
+// header's suffix, and each row's cells ("" when no mapping has energy
+// figures).
+func energyCSV(ranked []*models.Ranked) (string, func(*models.Ranked) string) {
+	energy, budget := hasEnergy(ranked)
+	if !energy {
+		return "", func(*models.Ranked) string { return "" }
+	}
+	head := ",expected_energy"
+	if budget {
+		head += ",p_by_budget,p_all_by_beta_within_budget"
+	}
+	return head, func(r *models.Ranked) string { return "," + strings.Join(energyColumns(r, budget, csvFloat), ",") }
+}

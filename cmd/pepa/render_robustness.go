@@ -95,21 +95,10 @@ func (a *robustnessCmd) series(result any) []float64 {
 // model) or per mapping of a ranking.
 func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 	if summary {
-		energy, budget := hasEnergy(rep.Ranking)
-		head := "model,robustness,p_all_by_beta,expected_makespan,states,semantics,beta"
-		if energy {
-			head += ",expected_energy"
-			if budget {
-				head += ",p_by_budget,p_all_by_beta_within_budget"
-			}
-		}
-		fmt.Fprintln(w, head)
+		head, cells := energyCSV(rep.Ranking)
+		fmt.Fprintln(w, "model,robustness,p_all_by_beta,expected_makespan,states,semantics,beta"+head)
 		for _, r := range rep.Results {
-			extra := ""
-			if energy {
-				extra = "," + strings.Join(energyColumns(&models.Ranked{Result: r}, budget, csvFloat), ",")
-			}
-			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%s,%s%s\n", csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.States, r.Semantics, fmtFloat(r.Beta), extra)
+			fmt.Fprintf(w, "%s,%s,%s,%s,%d,%s,%s%s\n", csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.States, r.Semantics, fmtFloat(r.Beta), cells(&models.Ranked{Result: r}))
 		}
 		return nil
 	}
@@ -121,21 +110,10 @@ func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 		}
 		return nil
 	}
-	energy, budget := hasEnergy(rep.Ranking)
-	head := "rank,model,robustness,p_all_by_beta,expected_makespan,group,states"
-	if energy {
-		head += ",expected_energy"
-		if budget {
-			head += ",p_by_budget,p_all_by_beta_within_budget"
-		}
-	}
-	fmt.Fprintln(w, head)
+	head, cells := energyCSV(rep.Ranking)
+	fmt.Fprintln(w, "rank,model,robustness,p_all_by_beta,expected_makespan,group,states"+head)
 	for _, r := range rep.Ranking {
-		extra := ""
-		if energy {
-			extra = "," + strings.Join(energyColumns(r, budget, csvFloat), ",")
-		}
-		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%d,%d%s\n", r.Rank, csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.Group, r.States, extra)
+		fmt.Fprintf(w, "%d,%s,%s,%s,%s,%d,%d%s\n", r.Rank, csvQuote(r.Model), csvFloat(r.Robustness), csvFloat(r.PAllByBeta), csvFloat(r.ExpectedMakespan), r.Group, r.States, cells(r))
 	}
 	return nil
 }

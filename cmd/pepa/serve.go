@@ -1126,25 +1126,32 @@ func (s *serveState) figures(ctx context.Context, m *serveModel, beta float64, n
 	}
 }
 
-func (s *serveState) robustness(w http.ResponseWriter, r *http.Request) {
+// goalQuery reads a figures request: its query's beta= and now= (nil when
+// not given) and its model; ok is false once an error has been answered.
+func (s *serveState) goalQuery(w http.ResponseWriter, r *http.Request) (beta, now *float64, m *serveModel, ok bool) {
 	q, ok := serveQuery(w, r, "beta", "now")
 	if !ok {
-		return
+		return nil, nil, nil, false
 	}
-	beta, ok := serveSeconds(w, q, "beta", true)
+	if beta, ok = serveSeconds(w, q, "beta", true); !ok {
+		return nil, nil, nil, false
+	}
+	if now, ok = serveSeconds(w, q, "now", false); !ok {
+		return nil, nil, nil, false
+	}
+	if m = s.model(w, r); m == nil {
+		return nil, nil, nil, false
+	}
+	return beta, now, m, true
+}
+
+func (s *serveState) robustness(w http.ResponseWriter, r *http.Request) {
+	beta, now, m, ok := s.goalQuery(w, r)
 	if !ok {
 		return
 	}
 	if beta == nil {
 		serveFail(w, http.StatusBadRequest, "beta= is required: the makespan goal in seconds")
-		return
-	}
-	now, ok := serveSeconds(w, q, "now", false)
-	if !ok {
-		return
-	}
-	m := s.model(w, r)
-	if m == nil {
 		return
 	}
 	e, status, err := s.figures(r.Context(), m, *beta, now)
@@ -1200,20 +1207,8 @@ type serveCDFMachine struct {
 }
 
 func (s *serveState) cdf(w http.ResponseWriter, r *http.Request) {
-	q, ok := serveQuery(w, r, "beta", "now")
+	beta, now, m, ok := s.goalQuery(w, r)
 	if !ok {
-		return
-	}
-	beta, ok := serveSeconds(w, q, "beta", true)
-	if !ok {
-		return
-	}
-	now, ok := serveSeconds(w, q, "now", false)
-	if !ok {
-		return
-	}
-	m := s.model(w, r)
-	if m == nil {
 		return
 	}
 	defaulted := beta == nil

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	_ "pepa/internal/leanc" // the C runtime, when net links it, kept small under ulimit -v
 )
 
 // Exit codes shared by every verb (the contract in cli.md).

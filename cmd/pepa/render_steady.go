@@ -100,6 +100,8 @@ func steadyText(w io.Writer, name string, o *steadyOutcome) error {
 	switch res.Method {
 	case steady.MethodDirect:
 		fmt.Fprintf(w, "solver:   GTH state reduction (direct)\n")
+	case steady.MethodSparse:
+		fmt.Fprintf(w, "solver:   sparse GTH state reduction (direct, nested dissection, scaled probabilities)\n")
 	case steady.MethodSweeps:
 		fmt.Fprintf(w, "solver:   Gauss-Seidel sweeps (iterative), %d sweeps\n", res.Iterations)
 	default:

@@ -49,7 +49,7 @@ func parseSteady(ctx context.Context, e *env, args []string) (*steadyCmd, contex
 	fs.Float64Var(&a.opt.Tolerance, "tolerance", 1e-12, "gauss-seidel, bicgstab: iterate until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth reports its estimate whatever it is")
 	fs.IntVar(&a.opt.MaxIterations, "max-iterations", 100000, "give up (with an error) after `N` BiCGSTAB iterations, or N sweeps of a forced gauss-seidel")
 	fs.Float64Var(&a.opt.Omega, "omega", 1, "ignored (the former Gauss-Seidel solver's SOR factor; kept so scripts keep working)")
-	method := fs.String("method", "auto", "`METHOD`: auto (per closed class: gth up to 2000 states, gauss-seidel above, bicgstab where the sweeps stall, and gth after all up to 16000 states if bicgstab cannot reach the tolerance; --verbose says which ran and why), gth (direct), gauss-seidel (sweeps over the chain in place), bicgstab (ILU(0)-preconditioned, iterative)")
+	method := fs.String("method", "auto", "`METHOD`: auto (per closed class: gth up to 2000 states; above, in turn, sparse-gth first when its predicted work is small, gauss-seidel, sparse-gth, bicgstab, then sparse-gth whatever its work; each failure (no convergence, a breakdown, probabilities beyond float64, the memory budget) hands over to the next; --verbose says which ran and why each before failed), gth (dense direct), sparse-gth (direct by nested dissection, probabilities kept with their own exponents), gauss-seidel (sweeps over the chain in place), bicgstab (ILU(0)-preconditioned, iterative)")
 	files, code := parseFlags(e, fs, args)
 	if code >= 0 {
 		return nil, ctx, code
@@ -61,7 +61,7 @@ func parseSteady(ctx context.Context, e *env, args []string) (*steadyCmd, contex
 	c := &checker{e: e, verb: "steady"}
 	c.require(len(files) == 1, "need exactly one model file")
 	c.require(a.opt.Tolerance > 0 && a.opt.MaxIterations > 0 && a.opt.Omega > 0 && a.opt.Omega < 2, "--tolerance and --max-iterations must be positive and --omega in (0, 2)")
-	c.oneOf("--method", *method, "auto", steady.MethodDirect, steady.MethodSweeps, steady.MethodIterative)
+	c.oneOf("--method", *method, "auto", steady.MethodDirect, steady.MethodSparse, steady.MethodSweeps, steady.MethodIterative)
 	if c.failed() {
 		return nil, ctx, c.code
 	}

@@ -20,6 +20,7 @@ const (
 	MethodDirect    = "gth"          // dense Grassmann-Taksar-Heyman state reduction
 	MethodIterative = "bicgstab"     // ILU(0)-preconditioned BiCGSTAB with iterative refinement
 	MethodSweeps    = "gauss-seidel" // Gauss-Seidel sweeps over the chain in place (sweeps.go)
+	MethodSparse    = "sparse-gth"   // GTH by fronts in a nested-dissection order, in scaled arithmetic (sparse.go)
 )
 
 // DefaultDirectLimit is the largest closed class solved by dense GTH when
@@ -61,9 +62,14 @@ type Options struct {
 	// MethodAuto; 0 means DefaultDirectLimit.
 	DirectLimit int
 	// SweepLimit is the most sweeps MethodAuto lets Gauss-Seidel take,
-	// by its prediction, before it turns to BiCGSTAB; 0 means
+	// by its prediction, before it hands over; 0 means
 	// DefaultSweepLimit.
 	SweepLimit int
+	// SparseEarlyWork is the predicted work (multiply-adds) up to which
+	// MethodAuto tries sparse GTH before the sweeps; 0 means what
+	// SweepLimit sweeps over the class would cost (see solveAuto), a
+	// negative value never first.
+	SparseEarlyWork float64
 	// SingleClass refuses a chain with several closed classes (with a
 	// *NotIrreducibleError) instead of solving its long-run distribution
 	// from the initial state: for callers that need the steady state
@@ -240,9 +246,9 @@ func Solve(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		opt.SweepLimit = DefaultSweepLimit
 	}
 	switch opt.Method {
-	case MethodAuto, MethodDirect, MethodIterative, MethodSweeps:
+	case MethodAuto, MethodDirect, MethodIterative, MethodSweeps, MethodSparse:
 	default:
-		return nil, fmt.Errorf("unknown steady-state method %q (want %q, %q or %q)", opt.Method, MethodDirect, MethodIterative, MethodSweeps)
+		return nil, fmt.Errorf("unknown steady-state method %q (want %q, %q, %q or %q)", opt.Method, MethodDirect, MethodSparse, MethodIterative, MethodSweeps)
 	}
 	if len(c.Deadlocks) > 0 {
 		i := int(c.Deadlocks[0])
@@ -308,43 +314,174 @@ func solveClass(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, o
 		}
 		return sol, nil
 	}
-	method, reason := opt.Method, ""
 	switch {
-	case method != MethodAuto:
-		reason = fmt.Sprintf("--method %s", method)
+	case opt.Method == MethodSweeps:
+		sol, _, err := solveSweeps(ctx, c, class, whole, opt, budget, false, false)
+		if sol != nil {
+			sol.reason = "--method gauss-seidel; " + sol.reason
+		}
+		return sol, err
+	case opt.Method == MethodSparse:
+		pl, err := planSparse(ctx, c, class, budget, 0)
+		if err != nil {
+			return nil, err
+		}
+		sol, err := pl.solve(ctx, c, budget)
+		if sol != nil {
+			sol.reason = "--method sparse-gth: " + pl.describe()
+		}
+		return sol, err
+	case opt.Method != MethodAuto:
+		return solveRefined(ctx, c, class, opt.Method, fmt.Sprintf("--method %s", opt.Method), opt, budget)
 	case n <= opt.DirectLimit:
-		method = MethodDirect
-		reason = fmt.Sprintf("a closed class of %d states, at most %d: dense GTH, accurate on any chain", n, opt.DirectLimit)
-	case opt.StateProbabilities:
-		method = MethodIterative
-		reason = fmt.Sprintf("a closed class of %d states, above %d, and the probabilities of single states asked for: ILU(0)-BiCGSTAB", n, opt.DirectLimit)
-	default:
-		method = MethodSweeps
-		reason = fmt.Sprintf("a closed class of %d states, above %d: Gauss-Seidel sweeps over the chain in place", n, opt.DirectLimit)
+		return solveRefined(ctx, c, class, MethodDirect, fmt.Sprintf("a closed class of %d states, at most %d: dense GTH, accurate on any chain", n, opt.DirectLimit), opt, budget)
 	}
-	if method == MethodSweeps {
-		sol, stalled, err := solveSweeps(ctx, c, class, whole, opt, budget, opt.Method == MethodAuto)
-		if err != nil || stalled == "" {
-			if sol != nil {
-				sol.reason = reason + "; " + sol.reason
+	return solveAuto(ctx, c, class, whole, opt, budget)
+}
+
+// Sparse GTH's place in the automatic choice, by its predicted work in
+// multiply-adds (nested dissection tells it before anything is reduced).
+// Gauss-Seidel's sweeps cost about sweepWorkPerTransition multiply-adds'
+// time a transition (measured: a sweep of the 501,501-state web shop, 1.5M
+// transitions, took as long as 1.4e7 multiply-adds of the fronts' matrix
+// products on this machine), so up to opt.SweepLimit sweeps cost about
+// SweepLimit * sweepWorkPerTransition * T: sparse GTH goes first when it
+// costs no more than that, after the sweeps and before BiCGSTAB up to
+// sparseLateWork (tens of seconds), and last of all at any cost that fits
+// the memory budget.
+const (
+	sweepWorkPerTransition = 10
+	sparseLateWork         = 1e11
+)
+
+// solveAuto solves a class of more than opt.DirectLimit states under
+// MethodAuto: it tries the methods in turn, each failure (no convergence,
+// a breakdown, a refused state, probabilities beyond float64, a stage that
+// does not fit the memory budget) handing over to the next, and says in
+// the solution's reason what ran, what failed and why.
+func solveAuto(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget) (*classSolution, error) {
+	n := len(class)
+	var T int64
+	for _, i := range class {
+		T += c.RowPtr[i+1] - c.RowPtr[i]
+	}
+	head := fmt.Sprintf("a closed class of %d states, above %d", n, opt.DirectLimit)
+	var failed []string
+	var errs []error
+	fail := func(what string, err error) {
+		failed = append(failed, fmt.Sprintf("%s failed (%v)", what, err))
+		errs = append(errs, err)
+	}
+	done := func(sol *classSolution, why string) *classSolution {
+		parts := append([]string{head}, failed...)
+		sol.reason = strings.Join(parts, "; ") + ": " + why
+		return sol
+	}
+	// The sparse plan (graph and order) first: it says what sparse GTH
+	// would cost.
+	earlyWork := float64(opt.SweepLimit) * sweepWorkPerTransition * float64(T)
+	if opt.SparseEarlyWork != 0 {
+		earlyWork = opt.SparseEarlyWork
+	}
+	plan, perr := planSparse(ctx, c, class, budget, sparseLateWork)
+	if perr != nil {
+		if ctx.Err() != nil {
+			return nil, perr
+		}
+		fail("sparse GTH's ordering", perr)
+	}
+	sparseDone := false
+	trySparse := func(why string) (*classSolution, error) {
+		sparseDone = true
+		sol, err := plan.solve(ctx, c, budget)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
 			}
+			fail("sparse GTH", err)
+			return nil, nil
+		}
+		return done(sol, why+": "+plan.describe()), nil
+	}
+	sparseFits := func() bool {
+		return plan != nil && !plan.tooMuch && budget.Check("", sparseBytes(plan.o, c.N), "") == nil
+	}
+	if plan != nil && !plan.tooMuch && plan.o.work <= earlyWork {
+		sol, err := trySparse(fmt.Sprintf("sparse GTH, direct, its work (%.3g multiply-adds) within what %d Gauss-Seidel sweeps would cost", plan.o.work, opt.SweepLimit))
+		if sol != nil || err != nil {
 			return sol, err
 		}
-		// The sweeps stall (a stiff chain): BiCGSTAB, whose
-		// preconditioner takes the stiffness in.
-		method = MethodIterative
-		reason = fmt.Sprintf("%s, which gave up (%s): ILU(0)-BiCGSTAB instead", reason, stalled)
 	}
-	return solveRefined(ctx, c, class, method, reason, opt, budget)
+	// Gauss-Seidel, unless single states' probabilities are asked for
+	// (its estimate covers throughputs only).
+	krylov := generatorBytes(c.N, n, T) + iluBytes(n, T) + refineBytes(c.N, n)
+	if !opt.StateProbabilities {
+		alternatives := budget.Check("", krylov, "") == nil || !sparseDone && sparseFits()
+		sol, stalled, err := solveSweeps(ctx, c, class, whole, opt, budget, true, alternatives)
+		switch {
+		case err == nil && stalled == "":
+			return done(sol, "Gauss-Seidel sweeps over the chain in place: "+sol.reason), nil
+		case err != nil && ctx.Err() != nil:
+			return nil, err
+		case err != nil:
+			fail("Gauss-Seidel", err)
+		default:
+			failed = append(failed, fmt.Sprintf("Gauss-Seidel sweeps over the chain in place gave up (%s)", stalled))
+			errs = append(errs, fmt.Errorf("%w: Gauss-Seidel: %s", errNoProgress, stalled))
+		}
+	}
+	if !sparseDone && plan != nil && !plan.tooMuch {
+		sol, err := trySparse("sparse GTH")
+		if sol != nil || err != nil {
+			return sol, err
+		}
+	}
+	sol, err := solveRefined(ctx, c, class, MethodIterative, "", opt, budget)
+	if err == nil {
+		return done(sol, "ILU(0)-BiCGSTAB"), nil
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	fail("ILU(0)-BiCGSTAB", err)
+	if !sparseDone && plan != nil {
+		// Its order was cut short at sparseLateWork: order it in full,
+		// whatever it costs, if it fits.
+		if plan, perr = planSparse(ctx, c, class, budget, 0); perr == nil {
+			sol, err := trySparse("sparse GTH, whatever its work")
+			if sol != nil || err != nil {
+				return sol, err
+			}
+		} else if ctx.Err() != nil {
+			return nil, perr
+		} else {
+			fail("sparse GTH's ordering", perr)
+		}
+	}
+	return nil, &methodsError{head: head, failed: failed, errs: errs}
 }
+
+// methodsError says that every method auto tried on a class failed, and
+// how each did; it wraps each one's error.
+type methodsError struct {
+	head   string
+	failed []string
+	errs   []error
+}
+
+func (e *methodsError) Error() string {
+	return fmt.Sprintf("every steady-state method failed on %s: %s", e.head, strings.Join(e.failed, "; "))
+}
+
+func (e *methodsError) Unwrap() []error { return e.errs }
 
 // solveSweeps solves a class by Gauss-Seidel sweeps. Under auto (MethodAuto)
 // it gives up, returning why in stalled, when the measured contraction
-// predicts more than opt.SweepLimit sweeps, unless BiCGSTAB's memory does
-// not fit the budget: then it sweeps on up to opt.MaxIterations. A forced
-// MethodSweeps sweeps up to opt.MaxIterations and fails if they do not
-// reach the tolerance.
-func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget, auto bool) (sol *classSolution, stalled string, err error) {
+// predicts more than opt.SweepLimit sweeps, unless no other method fits
+// the budget (alternatives false): then it sweeps on up to
+// opt.MaxIterations. A forced MethodSweeps sweeps up to opt.MaxIterations
+// and fails if they do not reach the tolerance.
+func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget, auto, alternatives bool) (sol *classSolution, stalled string, err error) {
 	n := len(class)
 	two := n >= sweepParallelStates && opt.Goroutines == 2
 	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), steadyHint); err != nil {
@@ -383,15 +520,10 @@ func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, 
 		return nil, "", err
 	}
 	if out.Stalled != "" && auto {
-		var classT int64
-		for _, i := range class {
-			classT += c.RowPtr[i+1] - c.RowPtr[i]
-		}
-		krylov := generatorBytes(c.N, n, classT) + iluBytes(n, classT) + refineBytes(c.N, n)
-		if budget.Check("steady: BiCGSTAB after the sweeps", krylov, "") == nil {
+		if alternatives {
 			return nil, out.Stalled, nil
 		}
-		// BiCGSTAB does not fit: sweep on.
+		// No other method fits: sweep on.
 		if out, err = s.run(ctx, target, opt.MaxIterations); err != nil {
 			return nil, "", err
 		}
@@ -411,9 +543,7 @@ func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, 
 }
 
 // solveRefined solves a class by GTH (MethodDirect) or ILU(0)-BiCGSTAB
-// (MethodIterative) on its generator, with iterative refinement; BiCGSTAB
-// that cannot reach the tolerance on a class of at most maxDirectStates
-// states hands over to GTH when the method was not forced.
+// (MethodIterative) on its generator, with iterative refinement.
 func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, reason string, opt Options, budget *membudget.Budget) (*classSolution, error) {
 	classTransitions := int64(0)
 	for _, i := range class {
@@ -453,23 +583,6 @@ func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, rea
 	// stiff chains applying them can do harm). The iterative solver's
 	// vector is refined until the estimate meets the tolerance.
 	est, steps, err := refine(ctx, c, g, s, p, opt.Tolerance, method == MethodIterative)
-	if err != nil && opt.Method == MethodAuto && method == MethodIterative && errors.Is(err, errNoProgress) && g.n <= maxDirectStates {
-		// The iterative method cannot vouch for its answer (extremely
-		// stiff chains); the direct one is slower but accurate on any
-		// chain, and the class fits in memory for it.
-		reason = fmt.Sprintf("%s, which could not reach the tolerance (%v): dense GTH instead", reason, err)
-		method = MethodDirect
-		if berr := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states (tried because %v)", g.n, err), gthBytes(g.n), ""); berr != nil {
-			return nil, berr
-		}
-		if s, err = newGTH(ctx, g, nil); err != nil {
-			return nil, err
-		}
-		if p, err = s.initial(ctx); err != nil {
-			return nil, err
-		}
-		est, steps, err = refine(ctx, c, g, s, p, opt.Tolerance, false)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -226,7 +226,7 @@ C2_3 = (a2_3, 0.000282).C2_4 + (b2_3_0, 8.92e-09).C2_5 + (b2_3_1, 2.73e+05).C2_1
 C2_4 = (a2_4, 213).C2_5 + (b2_4_1, 1.5e-05).C2_2;
 C2_5 = (a2_5, 1.57e+03).C2_0 + (b2_5_0, 1.23e-09).C2_4 + (b2_5_1, 0.0877).C2_3;
 C0_0 <> C1_0 <> C2_0
-`, MethodIterative},
+`, MethodSparse},
 		{"gth", `C0_0 = (a0_0, 4.96e-09).C0_1 + (b0_0_1, 6.33e-10).C0_2;
 C0_1 = (a0_1, 43.5).C0_2 + (b0_1_0, 2.61e-06).C0_2 + (b0_1_1, 6.28e-06).C0_3;
 C0_2 = (a0_2, 2.96e-10).C0_3 + (b0_2_0, 5.23e-05).C0_3 + (b0_2_1, 1.38e-10).C0_4;
@@ -243,7 +243,7 @@ C2_2 = (a2_2, 2.75e+04).C2_3 + (b2_2_0, 5.82e-06).C2_1 + (b2_2_1, 1.34e-07).C2_1
 C2_3 = (a2_3, 961).C2_4 + (b2_3_0, 0.0721).C2_1 + (b2_3_1, 2.06e-05).C2_1;
 C2_4 = (a2_4, 2.51e-08).C2_0 + (b2_4_0, 110).C2_3 + (b2_4_1, 1.91e+09).C2_3;
 C0_0 <> C1_0 <> C2_0
-`, MethodDirect},
+`, MethodSparse},
 	}
 	for _, m := range models {
 		t.Run(m.name, func(t *testing.T) {
@@ -252,9 +252,11 @@ C0_0 <> C1_0 <> C2_0
 			if _, err := Solve(ctx, c, Options{Method: MethodSweeps}); err == nil || !strings.Contains(err.Error(), "Gauss-Seidel gave state") {
 				t.Fatalf("forced gauss-seidel: %v, want its refusal of a state (the case this test is for)", err)
 			}
-			// DirectLimit 2 sends the class to the sweeps first, as a
-			// class above 2,000 states is.
-			got, err := Solve(ctx, c, Options{DirectLimit: 2})
+			// DirectLimit 2 sends the class to the sweeps first (sparse
+			// GTH not first: SparseEarlyWork negative), as a large
+			// class whose sparse reduction costs much is; sparse GTH
+			// comes next.
+			got, err := Solve(ctx, c, Options{DirectLimit: 2, SparseEarlyWork: -1})
 			if err != nil {
 				t.Fatalf("auto refused: %v", err)
 			}

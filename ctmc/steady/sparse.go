@@ -1,0 +1,640 @@
+package steady
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"pepa/ctmc"
+	"pepa/ctmc/elim"
+	"pepa/internal/membudget"
+)
+
+// sparseGTH is the GTH reduction of a closed class in a nested-dissection
+// order (nd.go), by fronts (the multifrontal method): each node of the
+// dissection tree gathers, in a dense matrix over its own states and its
+// boundary, the class's rates that concern its states and the updates its
+// children left on their boundaries, eliminates its own states there as
+// dense GTH does (each pivot the sum of the rates the state has left,
+// never a difference: the reduction adds, multiplies and divides rates
+// only), keeps what the solves need and leaves the update of its boundary
+// to its parent. In exact arithmetic this is the dense reduction in that
+// order, and every rate of it is a rate of a censored chain (at most the
+// state's own exit rate): rates neither overflow nor need scaling.
+//
+// Probabilities do: on a population model's chain they span far more than
+// float64 holds (1e-400 and less beside 1). The back-substitution
+// therefore keeps each probability as a float64 mantissa and its own
+// binary exponent (xm, xe), and everything measured from them is formed in
+// a scale that holds it: the residual and the correction of the error
+// estimate relative to each state's own probability, every throughput in
+// the scale of the states that enable its action.
+type sparseGTH struct {
+	g *classGraph
+	o *ndOrder
+	// fac holds, node after node, for each eliminated state k (in order)
+	// its row (the rates to the later states of its front, as they were
+	// when it was eliminated) then its column (the rates from the later
+	// states into it divided by its pivot); facAt[node] is where a
+	// node's start.
+	fac   []float64
+	facAt []int64
+	piv   []float64 // by position: the pivot (total rate left) of each eliminated state
+	// children lists each node's children, childAt[node]..childAt[node+1].
+	children []int32
+	childAt  []int32
+}
+
+// sparseBytes is what factorSparse and the solve after it allocate: the
+// factors, the largest front with the pending updates, the pivots, the
+// positions' scratch, the two extended vectors and the correction's two
+// (8 bytes a state each, about), and the result over the chain.
+func sparseBytes(o *ndOrder, N int) int64 {
+	n := int64(len(o.perm))
+	return membudget.Bytes(o.factor, 8) + membudget.Bytes(o.frontPeak, 8) + membudget.Bytes(n, 8+4+12+16+8) + membudget.Bytes(int64(N), 8)
+}
+
+// panelStates is the number of states a front eliminates before it
+// updates the rest of the front by one matrix product (gonum's Dgemm).
+const panelStates = 48
+
+// factorSparse reduces the class in the order o.
+func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, error) {
+	s := &sparseGTH{g: g, o: o, fac: make([]float64, o.factor), facAt: make([]int64, len(o.nodes)+1), piv: make([]float64, g.n)}
+	s.childLists()
+	n := g.n
+	loc := make([]int32, n) // by position: the index in the current front
+	front := make([]float64, 0, o.maxFront*o.maxFront)
+	stack := make([]float64, 0, o.stackPeak)
+	at := int64(0)
+	impl := blas64.Implementation()
+	for k := range o.nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		nd := &o.nodes[k]
+		m := int(nd.hi - nd.lo)
+		F := m + len(nd.bound)
+		for i := 0; i < m; i++ {
+			loc[int(nd.lo)+i] = int32(i)
+		}
+		for t, p := range nd.bound {
+			loc[p] = int32(m + t)
+		}
+		A := front[:F*F]
+		clear(A)
+		// The class's own rates: those out of the node's states to its
+		// front (the earlier states' entries were gathered by the fronts
+		// that eliminated them), and those into them from the boundary.
+		for p := nd.lo; p < nd.hi; p++ {
+			v := o.perm[p]
+			r := int(loc[p]) * F
+			for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+				if pw := o.pos[g.rowCol[t]]; pw >= nd.lo {
+					A[r+int(loc[pw])] += g.rowRate[t]
+				}
+			}
+			col := int(loc[p])
+			for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
+				if pu := o.pos[g.colSrc[t]]; pu >= nd.hi {
+					A[int(loc[pu])*F+col] += g.colRate[t]
+				}
+			}
+		}
+		// The children's updates, the last child's on top of the stack.
+		kids := s.children[s.childAt[k]:s.childAt[k+1]]
+		for c := len(kids) - 1; c >= 0; c-- {
+			cb := o.nodes[kids[c]].bound
+			bc := len(cb)
+			U := stack[len(stack)-bc*bc:]
+			for a, pa := range cb {
+				row := A[int(loc[pa])*F:]
+				for b, pb := range cb {
+					row[loc[pb]] += U[a*bc+b]
+				}
+			}
+			stack = stack[:len(stack)-bc*bc]
+		}
+		me := m
+		if nd.parent < 0 {
+			me = m - 1 // the class's last state: nothing left to leave to
+		}
+		if err := s.reduceFront(impl, A, F, me, nd.lo); err != nil {
+			return nil, err
+		}
+		// Keep each eliminated state's row and column.
+		s.facAt[k] = at
+		for j := 0; j < me; j++ {
+			at += int64(copy(s.fac[at:], A[j*F+j+1:(j+1)*F]))
+			for i := j + 1; i < F; i++ {
+				s.fac[at] = A[i*F+j]
+				at++
+			}
+		}
+		// The boundary's update, for the parent.
+		b := F - m
+		for i := 0; i < b; i++ {
+			stack = append(stack, A[(m+i)*F+m:(m+i+1)*F]...)
+		}
+	}
+	s.facAt[len(o.nodes)] = at
+	return s, nil
+}
+
+// childLists lists each node's children (in postorder).
+func (s *sparseGTH) childLists() {
+	nodes := s.o.nodes
+	s.childAt = make([]int32, len(nodes)+1)
+	for _, nd := range nodes {
+		if nd.parent >= 0 {
+			s.childAt[nd.parent+1]++
+		}
+	}
+	for k := range nodes {
+		s.childAt[k+1] += s.childAt[k]
+	}
+	s.children = make([]int32, s.childAt[len(nodes)])
+	fill := append([]int32(nil), s.childAt[:len(nodes)]...)
+	for k, nd := range nodes {
+		if nd.parent >= 0 {
+			s.children[fill[nd.parent]] = int32(k)
+			fill[nd.parent]++
+		}
+	}
+}
+
+// reduceFront eliminates the first me states of the dense front A (F x F,
+// row-major) in order, GTH's way: state j's pivot is the compensated sum
+// of its rates to the states after it, every row i > j that enters j
+// takes f = a_ij / pivot times row j, and a_ij is replaced by f. It goes
+// panel by panel: within a panel the panel's rows are updated at once and
+// the later rows only in the panel's columns; the rest of the later rows
+// is then updated by one product, L (their f's) times U (the panel's
+// rows), which adds nonnegative products as the state-by-state loop does.
+// Diagonal entries take terms too (the return to a state); they are never
+// read.
+func (s *sparseGTH) reduceFront(impl blas.Float64, A []float64, F, me int, lo int32) error {
+	for p0 := 0; p0 < me; p0 += panelStates {
+		p1 := min(p0+panelStates, me)
+		for j := p0; j < p1; j++ {
+			row := A[j*F : (j+1)*F]
+			var sum, comp float64
+			for _, v := range row[j+1:] {
+				sum, comp = elim.AddCompensated(sum, comp, v)
+			}
+			piv := sum + comp
+			if !(piv > 0) || math.IsInf(piv, 0) {
+				st := s.g.class[s.o.perm[int(lo)+j]]
+				return fmt.Errorf("%w: sparse GTH: state %d has no rate left after reduction (%g): rates under- or overflow float64", errNoProgress, st, piv)
+			}
+			s.piv[int(lo)+j] = piv
+			for i := j + 1; i < F; i++ {
+				a := A[i*F+j]
+				if a == 0 {
+					continue
+				}
+				f := a / piv
+				A[i*F+j] = f
+				var dst, src []float64
+				if i < p1 {
+					dst, src = A[i*F+j+1:(i+1)*F], row[j+1:]
+				} else {
+					dst, src = A[i*F+j+1:i*F+p1], row[j+1:p1]
+				}
+				src = src[:len(dst)]
+				for t, v := range src {
+					dst[t] += f * v
+				}
+			}
+		}
+		if p1 < F {
+			r := F - p1
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, r, r, p1-p0, 1, A[p1*F+p0:], F, A[p0*F+p1:], F, 1, A[p1*F+p1:], F)
+		}
+	}
+	return nil
+}
+
+// frontPositions lists node k's front: its own positions, then its
+// boundary.
+func (s *sparseGTH) frontPositions(k int, buf []int32) []int32 {
+	nd := &s.o.nodes[k]
+	buf = buf[:0]
+	for p := nd.lo; p < nd.hi; p++ {
+		buf = append(buf, p)
+	}
+	return append(buf, nd.bound...)
+}
+
+// eliminated is the number of states node k eliminates.
+func (s *sparseGTH) eliminated(k int) int {
+	nd := &s.o.nodes[k]
+	if nd.parent < 0 {
+		return int(nd.hi-nd.lo) - 1
+	}
+	return int(nd.hi - nd.lo)
+}
+
+// xvec is a vector of positive numbers each kept as a mantissa and a
+// binary exponent of its own (x = m 2^e), by position.
+type xvec struct {
+	m []float64
+	e []int32
+}
+
+// ratio is x_a / x_b in float64 (0 if it underflows, +Inf if it
+// overflows).
+func (x *xvec) ratio(a, b int32) float64 {
+	return math.Ldexp(x.m[a]/x.m[b], int(x.e[a]-x.e[b]))
+}
+
+// argmax is the position of the largest entry.
+func (x *xvec) argmax() int32 {
+	best := int32(0)
+	for p := range x.m {
+		if x.ratio(int32(p), best) > 1 {
+			best = int32(p)
+		}
+	}
+	return best
+}
+
+// solve back-substitutes the steady state up to scale: the last position
+// 1, then, from the root's states down, x_j = sum over the later states i
+// of its front of x_i a_ij / pivot_j, each sum formed in the scale of its
+// largest term.
+func (s *sparseGTH) solve(ctx context.Context) (*xvec, error) {
+	n := s.g.n
+	x := &xvec{m: make([]float64, n), e: make([]int32, n)}
+	x.m[n-1], x.e[n-1] = 0.5, 1
+	var fpos []int32
+	for k := len(s.o.nodes) - 1; k >= 0; k-- {
+		if k&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		fpos = s.frontPositions(k, fpos)
+		F := len(fpos)
+		me := s.eliminated(k)
+		// Column j of the node starts after its row: offsets from the
+		// node's start.
+		for j := me - 1; j >= 0; j-- {
+			col := s.fac[s.colAt(k, j, F):][:F-1-j]
+			later := fpos[j+1:]
+			// Each term x_i f_i in the scale of the largest: f_i (a rate
+			// of a censored chain over a pivot) can be far below 1 too.
+			emax := int32(math.MinInt32)
+			for t, f := range col {
+				if f != 0 {
+					_, fe := math.Frexp(x.m[later[t]] * f)
+					emax = max(emax, x.e[later[t]]+int32(fe))
+				}
+			}
+			sum := 0.0
+			for t, f := range col {
+				if f != 0 {
+					p := later[t]
+					fm, fe := math.Frexp(x.m[p] * f)
+					sum += math.Ldexp(fm, int(x.e[p]+int32(fe)-emax))
+				}
+			}
+			if !(sum > 0) || math.IsInf(sum, 0) {
+				st := s.g.class[s.o.perm[fpos[j]]]
+				return nil, fmt.Errorf("%w: sparse GTH: state %d's probability is %g in the scale of its inflow", errNoProgress, st, sum)
+			}
+			mant, e := math.Frexp(sum)
+			x.m[fpos[j]], x.e[fpos[j]] = mant, emax+int32(e)
+		}
+	}
+	return x, nil
+}
+
+// rowAt and colAt are where the row and the column of node k's j-th
+// eliminated state start in fac (F the node's front size): each state
+// keeps F-1-j entries of each, row then column.
+func (s *sparseGTH) rowAt(k, j, F int) int64 {
+	// sum_{t<j} 2 (F-1-t) = 2 j (F-1) - j (j-1)
+	jj := int64(j)
+	return s.facAt[k] + 2*jj*int64(F-1) - jj*(jj-1)
+}
+
+func (s *sparseGTH) colAt(k, j, F int) int64 { return s.rowAt(k, j, F) + int64(F-1-j) }
+
+// reduceResidual is the forward half of the correction's solve: given
+// beta = r / x (r_j / x_j for each state: the residual relative to each
+// state's own probability, in units of rate), it carries each eliminated
+// state's share on to the states after it, in place, as the reduction
+// carried its rates: beta_j += beta_k (x_k / x_j) (a_kj / pivot_k).
+func (s *sparseGTH) reduceResidual(ctx context.Context, x *xvec, beta []float64) error {
+	var fpos []int32
+	for k := range s.o.nodes {
+		if k&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fpos = s.frontPositions(k, fpos)
+		F := len(fpos)
+		me := s.eliminated(k)
+		for j := 0; j < me; j++ {
+			pj := fpos[j]
+			bj := beta[pj]
+			if bj == 0 {
+				continue
+			}
+			f := bj / s.piv[pj]
+			row := s.fac[s.rowAt(k, j, F):][:F-1-j]
+			for t, a := range row {
+				if a != 0 {
+					p := fpos[j+1+t]
+					beta[p] += f * a * x.ratio(pj, p)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// backCorrect is the back half: with the reduced beta, it solves for the
+// correction relative to x (d = e x, d Q = -r) from the last state's
+// value anchor down: e_k = beta_k / pivot_k + sum_i e_i (x_i / x_k)
+// (a_ik / pivot_k), where the (x_i / x_k) (a_ik / pivot_k) over i sum to
+// 1 (they are how x_k was formed). d is determined up to a multiple of
+// pi, e up to a constant, which the anchor chooses; refine's
+// normalisation removes it. Which constant matters in float64 all the
+// same: when the last state is rare, the residual of the bulk that the
+// reduction carried to it makes its e far from the bulk's (1e12 and more
+// on a population chain), and with anchor 0 every e of the bulk would
+// carry that offset, its own part lost in the rounding. The caller
+// therefore solves again with the anchor that brings the bulk's mean to
+// about 0 (sparsePlan.solve).
+func (s *sparseGTH) backCorrect(ctx context.Context, x *xvec, beta, e []float64, anchor float64) error {
+	var fpos []int32
+	n := s.g.n
+	e[n-1] = anchor
+	for k := len(s.o.nodes) - 1; k >= 0; k-- {
+		if k&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		fpos = s.frontPositions(k, fpos)
+		F := len(fpos)
+		me := s.eliminated(k)
+		for j := me - 1; j >= 0; j-- {
+			pj := fpos[j]
+			col := s.fac[s.colAt(k, j, F):][:F-1-j]
+			sum := beta[pj] / s.piv[pj]
+			for t, f := range col {
+				if f != 0 {
+					p := fpos[j+1+t]
+					sum += e[p] * f * x.ratio(p, pj)
+				}
+			}
+			e[pj] = sum
+		}
+	}
+	return nil
+}
+
+// sparsePlan is a closed class prepared for sparse GTH: its graph, and
+// its order with the predicted cost (o.work multiply-adds; tooMuch when
+// the dissection stopped at the cap it was given, o then incomplete).
+type sparsePlan struct {
+	g       *classGraph
+	o       *ndOrder
+	tooMuch bool
+	maxWork float64
+	// reanchored: the guessed anchor was rare and the class was reduced
+	// again (for Reason).
+	reanchored bool
+}
+
+// walkSteps is the length of guessProbable's walk: enough to cross a
+// population chain of a thousand levels many times, a few milliseconds.
+const walkSteps = 200000
+
+// anchorFloor is how far below the most probable state the anchor's
+// probability may be before the class is reduced again with the most
+// probable state as anchor: the correction's values at the anchor are
+// the bulk's rounding residual relative to the anchor's probability, and
+// its offset (sparseGTH.backCorrect) must stay far below 1/u.
+const anchorFloor = 1e-6
+
+// planSparse builds the class's graph and orders it, within the budget;
+// maxWork caps the dissection (0: none).
+func planSparse(ctx context.Context, c *ctmc.Chain, class []int32, budget *membudget.Budget, maxWork float64) (*sparsePlan, error) {
+	var T int64
+	for _, i := range class {
+		T += c.RowPtr[i+1] - c.RowPtr[i]
+	}
+	if err := budget.Check("steady: sparse GTH's graph of the class", classGraphBytes(c.N, len(class), T), steadyHint); err != nil {
+		return nil, err
+	}
+	g, err := newClassGraph(c, class)
+	if err != nil {
+		return nil, err
+	}
+	if err := budget.Check("steady: sparse GTH's nested dissection", ndBytes(g.n), steadyHint); err != nil {
+		return nil, err
+	}
+	anchor := guessProbable(g, walkSteps)
+	o, tooMuch, err := dissect(ctx, g, maxWork, anchor)
+	if err != nil {
+		return nil, err
+	}
+	return &sparsePlan{g: g, o: o, tooMuch: tooMuch, maxWork: maxWork}, nil
+}
+
+// describe says what the order costs, for Reason.
+func (pl *sparsePlan) describe() string {
+	o := pl.o
+	again := ""
+	if pl.reanchored {
+		again = " (reduced twice: the state guessed most probable was not)"
+	}
+	return fmt.Sprintf("nested dissection into %d fronts, the largest of %d states (a separator of up to %d), %.3g multiply-adds, %s of factors%s",
+		len(o.nodes), o.maxFront, o.maxSep, o.work, membudget.FormatSize(o.factor*8), again)
+}
+
+// solve reduces the class, back-substitutes its steady state and
+// estimates the error of every throughput: the correction that one step
+// of iterative refinement would apply (refine's estimate), formed
+// relative to each state's own probability, floored by each state's
+// relative imbalance.
+func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudget.Budget) (*classSolution, error) {
+	g, o := pl.g, pl.o
+	if pl.tooMuch {
+		return nil, fmt.Errorf("internal error: sparse GTH on an order that was not completed")
+	}
+	if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), steadyHint); err != nil {
+		return nil, err
+	}
+	s, err := factorSparse(ctx, g, o)
+	if err != nil {
+		return nil, err
+	}
+	x, err := s.solve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := g.n
+	if top := x.argmax(); x.ratio(int32(n-1), top) < anchorFloor {
+		// The guessed anchor is rare: reduce again with the most
+		// probable state last.
+		s = nil
+		if o, _, err = dissect(ctx, g, 0, o.perm[top]); err != nil {
+			return nil, err
+		}
+		pl.o, pl.reanchored = o, true
+		if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), steadyHint); err != nil {
+			return nil, err
+		}
+		if s, err = factorSparse(ctx, g, o); err != nil {
+			return nil, err
+		}
+		if x, err = s.solve(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// The residual relative to each state's probability: the inflow in
+	// units of x_j (each product split exactly, the sum compensated)
+	// less the outflow rates.
+	beta := make([]float64, n)
+	imbalance := make([]float64, n) // by local state
+	for v := 0; v < n; v++ {
+		p := o.pos[v]
+		var sum, comp, q float64
+		for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
+			a, b := x.ratio(o.pos[g.colSrc[t]], p), g.colRate[t]
+			prod := a * b
+			sum, comp = elim.AddCompensated(sum, comp, prod)
+			comp += math.FMA(a, b, -prod)
+		}
+		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+			sum, comp = elim.AddCompensated(sum, comp, -g.rowRate[t])
+			q += g.rowRate[t]
+		}
+		beta[p] = sum + comp
+		if q > 0 {
+			imbalance[v] = math.Abs(beta[p]) / q
+		}
+	}
+	if err := s.reduceResidual(ctx, x, beta); err != nil {
+		return nil, err
+	}
+	// The distribution's weights, in the scale of the most probable state.
+	E := int32(math.MinInt32)
+	for _, v := range x.e {
+		E = max(E, v)
+	}
+	var S, Sc float64
+	for p := range x.m {
+		S, Sc = elim.AddCompensated(S, Sc, math.Ldexp(x.m[p], int(x.e[p]-E)))
+	}
+	S += Sc
+	// The correction, anchored again until the weighted mean of e is
+	// small beside its spread (backCorrect says why); each pass removes
+	// all but about a unit roundoff of the offset, so a few suffice even
+	// when the first offset is 1e100.
+	e := make([]float64, n)
+	anchor, ebar := 0.0, 0.0
+	for pass := 0; ; pass++ {
+		if err := s.backCorrect(ctx, x, beta, e, anchor); err != nil {
+			return nil, err
+		}
+		var D, spread float64
+		for p := range x.m {
+			w := math.Ldexp(x.m[p], int(x.e[p]-E))
+			D += w * e[p]
+		}
+		ebar = D / S
+		for p := range x.m {
+			w := math.Ldexp(x.m[p], int(x.e[p]-E))
+			spread += w * math.Abs(e[p]-ebar)
+		}
+		spread /= S
+		if math.IsNaN(ebar) || math.IsInf(ebar, 0) || math.IsNaN(spread) {
+			return nil, fmt.Errorf("%w: sparse GTH: the error estimate's correction is not finite", errNoProgress)
+		}
+		if math.Abs(ebar) <= 1e6*spread || math.Abs(ebar) < 1e-300 || pass == 3 {
+			break
+		}
+		anchor -= ebar
+	}
+	s = nil
+	// Every throughput in the scale of the most probable state that
+	// enables its action: an action of rare states only is measured
+	// relative to itself too.
+	na := len(c.S.Actions)
+	Ea := make([]int32, na)
+	for a := range Ea {
+		Ea[a] = math.MinInt32
+	}
+	for v, i := range g.class {
+		xe := x.e[o.pos[v]]
+		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
+			a := c.Act[t]
+			Ea[a] = max(Ea[a], xe)
+		}
+	}
+	X, Xc, dX, floor := make([]float64, na), make([]float64, na), make([]float64, na), make([]float64, na)
+	for v, i := range g.class {
+		p := o.pos[v]
+		dev := e[p] - ebar
+		for t := c.RowPtr[i]; t < c.RowPtr[i+1]; t++ {
+			a := c.Act[t]
+			w := math.Ldexp(x.m[p], int(x.e[p]-Ea[a])) * c.RateAt(t)
+			X[a], Xc[a] = elim.AddCompensated(X[a], Xc[a], w)
+			dX[a] += w * dev
+			floor[a] = math.Max(floor[a], imbalance[v])
+		}
+	}
+	sol := &classSolution{method: MethodSparse, est: map[string]float64{}, iterations: 1}
+	for a := 0; a < na; a++ {
+		if Ea[a] == math.MinInt32 {
+			continue
+		}
+		xa := X[a] + Xc[a]
+		if !(xa > 0) {
+			return nil, fmt.Errorf("%w: sparse GTH: the throughput of %s is not positive", errNoProgress, c.S.Actions[a])
+		}
+		// What float64 will hold of it once normalised.
+		if lg := math.Log2(xa) + float64(Ea[a]-E) - math.Log2(S); lg < -1000 {
+			return nil, fmt.Errorf("%w: the throughput of %s is about 1e%.0f, below what float64 holds (the steady-state probabilities of the states that enable it are that small)", errNoProgress, c.S.Actions[a], lg*math.Log10(2))
+		}
+		sol.est[c.S.Actions[a]] = math.Max(math.Abs(dX[a])/xa, floor[a]) + 2*unitRoundoff
+	}
+	if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
+		return nil, err
+	}
+	sol.pi = make([]float64, c.N)
+	for v, i := range g.class {
+		p := o.pos[v]
+		sol.pi[i] = math.Ldexp(x.m[p], int(x.e[p]-E)) / S
+	}
+	sol.residual = pl.normResidual(sol.pi)
+	return sol, nil
+}
+
+// normResidual is ||pi Q||_inf / (max_i q_i ||pi||_inf) over the class.
+func (pl *sparsePlan) normResidual(pi []float64) float64 {
+	g := pl.g
+	rm, pm, qm := 0.0, 0.0, 0.0
+	for v := 0; v < g.n; v++ {
+		pv := pi[g.class[v]]
+		in, q := 0.0, 0.0
+		for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
+			in += pi[g.class[g.colSrc[t]]] * g.colRate[t]
+		}
+		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+			q += g.rowRate[t]
+		}
+		rm, pm, qm = math.Max(rm, math.Abs(in-pv*q)), math.Max(pm, pv), math.Max(qm, q)
+	}
+	return rm / (qm * pm)
+}

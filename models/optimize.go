@@ -2,9 +2,11 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"pepa/internal/membudget"
@@ -55,6 +57,10 @@ type OptimizeResult struct {
 	Heuristics []Candidate
 	Best       Candidate
 	Stopped    string // StoppedProved, StoppedBudget or StoppedInterrupted
+	// Cut lists what the budget left out of the result (the figures it
+	// keeps instead are the search's: the same quantities within the
+	// solvers' error bounds, the expected makespan unknown).
+	Cut []string
 	// Proved: Best's score is the largest any mapping reaches (machines
 	// computing their applications in specification order).
 	Proved bool
@@ -85,12 +91,26 @@ func (r *OptimizeResult) Gap() float64 { return math.Max(0, r.Bound-r.Best.Score
 // keeps each machine's applications in specification order, so a set
 // determines the machine's figure, and its optimum is over such mappings.
 type optimizer struct {
-	in       *Instance
-	opt      OptimizeOptions
+	in  *Instance
+	opt OptimizeOptions
+	// ctx ends the current phase: the caller's context (parent) with the
+	// search's deadline during the search, with the budget's end before
+	// and after it (phases.go of the budget: Optimize).
 	ctx      context.Context
-	deadline time.Time
+	parent   context.Context
+	deadline time.Time // the search's
+	end      time.Time // the budget's: the whole call ends by then
 	start    time.Time
-	cache    map[setKey]float64
+	// figured holds the mappings analysed as pepa robustness analyses
+	// them (by allocation), and analysis the longest one took: the final
+	// analyses are planned into the budget with it.
+	figured  map[string]Candidate
+	analysis time.Duration
+	// The search's end: a timer cancelling its context at deadline, and
+	// the margin kept for writing the result.
+	searchEnd *time.Timer
+	margin    time.Duration
+	cache     map[setKey]float64
 	// solver solves the sets for the exact method and the search: faster
 	// than machineFinish (package passage), the same within the solvers'
 	// error bounds; the figures reported are machineFinish's.
@@ -189,8 +209,8 @@ func (o *optimizer) tick() bool {
 // newOptimizer is the search's state for in with opt (defaults set),
 // started at start.
 func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start time.Time) *optimizer {
-	o := &optimizer{in: in, opt: opt, ctx: ctx, start: start, deadline: start.Add(opt.Budget),
-		cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
+	o := &optimizer{in: in, opt: opt, ctx: ctx, parent: ctx, start: start, deadline: start.Add(opt.Budget), end: start.Add(opt.Budget),
+		figured: map[string]Candidate{}, cache: map[setKey]float64{}, bound: 1, phase: "heuristics", lastReport: start,
 		solver: newMachineSolver(in, opt.Beta, math.Min(opt.Epsilon, 1e-13))}
 	o.eval = machineEval{o}
 	if len(in.Resources) > 0 || len(in.Pools) > 0 {
@@ -226,6 +246,14 @@ func newOptimizer(ctx context.Context, in *Instance, opt OptimizeOptions, start 
 // On interruption (ctx) or budget end it returns the best mapping found so
 // far, with Stopped saying why. The search is deterministic for a seed
 // when it is not cut short by time.
+//
+// The budget is the whole call's: every solve runs under a context that
+// ends with it. The full analysis of the best start (as pepa robustness
+// analyses it) is timed right after the heuristics, and the search stops
+// early enough for one more such analysis (of the best found) and a small
+// margin; the heuristics' own analyses, the bound's refinement and their
+// makespans follow only while they fit. What the budget left out is named
+// in Cut, with the search's figures in its place.
 func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*OptimizeResult, error) {
 	start := time.Now()
 	if opt.Objective == "" {
@@ -239,21 +267,32 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	}
 	o := newOptimizer(ctx, in, opt, start)
 	res := &OptimizeResult{Bound: 1}
-	if opt.MakespanSlack < 0 {
-		// Keep time for the figures of the result and the heuristics
-		// (expected makespans are costly: products of distributions,
-		// integrated) and the bound.
-		o.deadline = start.Add(opt.Budget * 85 / 100)
-	}
+	whole, cancel := context.WithDeadline(ctx, o.end)
+	defer cancel()
+	o.ctx = whole
 
 	// 1. Heuristics; the local search starts from those the makespan
 	// constraint allows, best first.
 	fastest, err := o.runHeuristics(res)
 	if err != nil {
-		if ctx.Err() != nil && len(res.Heuristics) > 0 {
-			return o.finish(res, res.Heuristics[0], StoppedInterrupted)
+		if ctx.Err() == nil && whole.Err() == nil {
+			return nil, err
 		}
-		return nil, err
+		if len(res.Heuristics) == 0 {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("the budget of %v ended before the first heuristic's mapping was solved: %w", opt.Budget, err)
+		}
+		if why := o.stopReason(); why == StoppedBudget {
+			var left []string
+			for _, h := range heuristics[len(res.Heuristics):] {
+				left = append(left, h.name)
+			}
+			res.Cut = append(res.Cut, "the heuristics "+strings.Join(left, ", ")+" (not run)")
+		}
+		// The best of the heuristics solved so far.
+		return o.finish(res, startsOf(res.Heuristics, func(float64) bool { return true }, opt.Objective)[0], o.stopReason())
 	}
 	allowed := func(ms float64) bool {
 		return opt.MakespanSlack < 0 || ms <= (1+opt.MakespanSlack)*fastest*(1+1e-12)
@@ -261,6 +300,27 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 	starts := startsOf(res.Heuristics, allowed, opt.Objective)
 	best := starts[0]
 	o.bestScore = best.Score
+
+	// Plan the end into the budget: the best start analysed in full (the
+	// result if nothing better is found) and timed; the search then
+	// stops early enough for one more analysis and a margin for writing.
+	if _, err := o.analyzed(best); err != nil {
+		if ctx.Err() == nil && whole.Err() == nil {
+			return nil, err
+		}
+		return o.finish(res, best, o.stopReason())
+	}
+	// The search's deadline moves: while the best is the analysed start
+	// it may run to the margin; once it finds better (or before the exact
+	// method, whose optimum is analysed after it) it keeps time for one
+	// more analysis, half as long again as the longest so far.
+	o.margin = min(opt.Budget/50, time.Second)
+	o.deadline = o.end.Add(-o.margin)
+	search, cancelSearch := context.WithCancel(ctx)
+	defer cancelSearch()
+	o.searchEnd = time.AfterFunc(time.Until(o.deadline), cancelSearch)
+	defer o.searchEnd.Stop()
+	o.ctx = search
 
 	// 2. The exact optimum, when it fits (one machine: the only mapping).
 	// With shared resources a machine's figure depends on the others on
@@ -270,6 +330,7 @@ func Optimize(ctx context.Context, in *Instance, opt OptimizeOptions) (*Optimize
 		return o.finish(res, best, StoppedProved)
 	}
 	if o.eval.separable() && o.exactFits(len(in.Apps), len(in.Machines)) {
+		o.keepTimeForAnalysis()
 		c, why, err := o.exactStage(res, best, allowed)
 		if err != nil {
 			return nil, err
@@ -330,7 +391,7 @@ func (o *optimizer) exactStage(res *OptimizeResult, best Candidate, allowed func
 		return Candidate{}, "", err
 	}
 	if o.ctx.Err() != nil {
-		return best, StoppedInterrupted, nil
+		return best, o.stopReason(), nil
 	}
 	if !done {
 		return Candidate{}, "", nil
@@ -340,7 +401,10 @@ func (o *optimizer) exactStage(res *OptimizeResult, best Candidate, allowed func
 	if o.opt.MakespanSlack >= 0 {
 		ms, err := o.eval.makespan(o.ctx, c.Allocation)
 		if err != nil {
-			return best, StoppedInterrupted, nil
+			if o.ctx.Err() == nil {
+				return Candidate{}, "", err
+			}
+			return best, o.stopReason(), nil
 		}
 		if !allowed(ms) {
 			return Candidate{}, "", nil
@@ -360,7 +424,7 @@ func (o *optimizer) searchStage(res *OptimizeResult, starts []Candidate, best Ca
 		b, err := o.upperBound(best.Robustness, best.Joint)
 		if err != nil {
 			if o.ctx.Err() != nil {
-				return best, StoppedInterrupted, nil
+				return best, o.stopReason(), nil
 			}
 			return Candidate{}, "", err
 		}
@@ -374,52 +438,104 @@ func (o *optimizer) searchStage(res *OptimizeResult, starts []Candidate, best Ca
 	if better(found.Score, found.secondary(o.opt.Objective), best.Score, best.secondary(o.opt.Objective)) {
 		best = found
 	}
-	if o.ctx.Err() != nil {
-		return best, StoppedInterrupted, nil
+	return best, o.stopReason(), nil
+}
+
+// stopReason says why a phase ended early: the caller's interruption, or
+// the budget (the phase's deadline).
+func (o *optimizer) stopReason() string {
+	if o.parent.Err() != nil {
+		return StoppedInterrupted
 	}
-	return best, StoppedBudget, nil
+	return StoppedBudget
+}
+
+// analyzed is c with the figures pepa robustness gives its mapping
+// (analysed once per allocation, with the makespan), timing the analysis.
+func (o *optimizer) analyzed(c Candidate) (Candidate, error) {
+	key := fmt.Sprint(c.Allocation)
+	if f, ok := o.figured[key]; ok {
+		f.Name = c.Name
+		return f, nil
+	}
+	t0 := time.Now()
+	f, err := o.eval.candidate(o.ctx, c.Name, c.Allocation, true)
+	if err != nil {
+		return Candidate{}, err
+	}
+	o.analysis = max(o.analysis, time.Since(t0))
+	o.figured[key] = f
+	return f, nil
+}
+
+// keepTimeForAnalysis moves the search's deadline back to leave time for
+// analysing a new best mapping.
+func (o *optimizer) keepTimeForAnalysis() {
+	if d := o.end.Add(-o.margin - o.analysis*3/2); d.Before(o.deadline) {
+		o.deadline = d
+		o.searchEnd.Reset(time.Until(d))
+	}
+}
+
+// fits says whether work estimated to take d still ends within the
+// budget.
+func (o *optimizer) fits(d time.Duration) bool {
+	return time.Now().Add(d).Before(o.end)
 }
 
 // finish completes res with best, the search having stopped for why: the
 // figures every other verb computes (the evaluator's candidate) for best
 // and the heuristics, the bound again from best, and the heuristics'
-// makespans while they fit in the budget.
+// makespans, while they fit in the budget (after an interruption, best's
+// figures only). What did not fit is named in res.Cut, the search's
+// figures kept in its place.
 func (o *optimizer) finish(res *OptimizeResult, best Candidate, why string) (*OptimizeResult, error) {
 	res.Stopped = why
 	interrupted := why == StoppedInterrupted
 	if interrupted {
 		o.ctx = context.Background() // the figures of the best are still wanted
+	} else {
+		whole, cancel := context.WithDeadline(o.parent, o.end)
+		defer cancel()
+		o.ctx = whole
 	}
-	end := o.start.Add(o.opt.Budget)
-	// With the makespan, unless interrupted on a large instance.
-	t0 := time.Now()
-	c, err := o.eval.candidate(o.ctx, best.Name, best.Allocation, !interrupted || len(o.in.Machines)*len(o.in.Apps) < 1e5)
+	// cut keeps the search's figures of what the budget ended (err, the
+	// budget's end) or left out (err nil, no time for it).
+	cut := func(what string, err error) error {
+		if err != nil && (interrupted || o.ctx.Err() == nil) {
+			return err
+		}
+		res.Cut = append(res.Cut, what)
+		return nil
+	}
+	var c Candidate
+	var err error
+	if interrupted && len(o.in.Machines)*len(o.in.Apps) >= 1e5 {
+		// Interrupted on a large instance: no makespan.
+		c, err = o.eval.candidate(o.ctx, best.Name, best.Allocation, false)
+	} else {
+		c, err = o.analyzed(best)
+	}
 	if err != nil {
-		return nil, err
+		if err := cut("the best mapping's analysis as pepa robustness runs it (its expected makespan unknown)", err); err != nil {
+			return nil, err
+		}
+		c = best
 	}
-	oneMakespan := time.Since(t0)
 	res.Best = c
-	if err := o.refigureHeuristics(res); err != nil {
-		return nil, err
+	if !interrupted {
+		if err := o.refigureHeuristics(res, cut); err != nil {
+			return nil, err
+		}
 	}
-	if !res.Exact && !interrupted && time.Now().Before(end) {
+	if !res.Exact && !interrupted && o.fits(o.analysis) {
 		// Again from the best found: a higher floor rules out more.
 		o.phase = "bound"
 		b, err := o.upperBound(c.Robustness, c.Joint)
-		if err != nil {
+		if err == nil {
+			res.Bound = math.Min(res.Bound, b)
+		} else if err := cut("the bound's refinement from the best mapping", err); err != nil {
 			return nil, err
-		}
-		res.Bound = math.Min(res.Bound, b)
-	}
-	// The heuristics' makespans, while they fit in the budget (on a
-	// large instance a makespan takes a while: a product of
-	// distributions, integrated).
-	for k := range res.Heuristics {
-		h := &res.Heuristics[k]
-		if math.IsNaN(h.Makespan) && !interrupted && time.Now().Add(oneMakespan).Before(end) {
-			if h.Makespan, err = o.eval.makespan(o.ctx, h.Allocation); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if res.Proved {
@@ -436,16 +552,31 @@ func (o *optimizer) finish(res *OptimizeResult, best Candidate, why string) (*Op
 }
 
 // refigureHeuristics replaces the heuristics' figures by the reported
-// ones, their makespans kept.
-func (o *optimizer) refigureHeuristics(res *OptimizeResult) error {
+// ones (with their makespans), each while one more analysis fits in the
+// budget; the others keep the search's figures, and cut names them.
+func (o *optimizer) refigureHeuristics(res *OptimizeResult, cut func(string, error) error) error {
+	var left []string
 	for k := range res.Heuristics {
 		h := &res.Heuristics[k]
-		hc, err := o.eval.candidate(o.ctx, h.Name, h.Allocation, false)
-		if err != nil {
-			return err
+		if _, done := o.figured[fmt.Sprint(h.Allocation)]; !done && (o.ctx.Err() != nil || !o.fits(o.analysis)) {
+			left = append(left, h.Name)
+			continue
 		}
-		hc.Makespan = h.Makespan
+		hc, err := o.analyzed(*h)
+		if err != nil {
+			if o.ctx.Err() == nil {
+				return err
+			}
+			left = append(left, h.Name)
+			continue
+		}
+		if !math.IsNaN(h.Makespan) && math.IsNaN(hc.Makespan) {
+			hc.Makespan = h.Makespan
+		}
 		*h = hc
+	}
+	if len(left) > 0 {
+		return cut(fmt.Sprintf("the analysis of %s as pepa robustness runs it (the search's figures shown, no makespan)", strings.Join(left, ", ")), nil)
 	}
 	return nil
 }
@@ -827,6 +958,7 @@ func (o *optimizer) descend(st *searchState, rng *rand.Rand, allowed func(float6
 				improved = true
 				if better(st.s1, st.s2, o.bestScore, math.Inf(-1)) {
 					o.bestScore = st.s1
+					o.keepTimeForAnalysis()
 				}
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	_ "pepa/internal/leanc" // the C runtime, when net links it, kept small under ulimit -v
 )
@@ -21,6 +22,10 @@ const (
 	exitUsage       = 2
 	exitInterrupted = 130
 )
+
+// processStart is when the process started (package initialisation): a
+// --budget is the whole process's time.
+var processStart = time.Now()
 
 // verb is one sub-command.
 type verb struct {

@@ -115,6 +115,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 				p.Phase, p.Elapsed.Seconds(), p.Best, bound, p.Moves, float64(p.Moves)/p.Elapsed.Seconds())
 		}
 	}
+	// The budget is the whole process's: reading the specification came
+	// out of it already.
+	opt.Budget = max(time.Millisecond, opt.Budget-time.Since(processStart))
 	res, err := models.Optimize(ctx, in, opt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
@@ -178,7 +181,7 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 		return writeJSON(w, map[string]any{"beta": beta, "objective": objective, "heuristics": hs, "best": mk(res.Best),
 			"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "group_solves": res.GroupSolves, "seconds": res.Elapsed.Seconds(),
 			"proved": res.Proved, "upper_bound": res.Bound, "gap": res.Gap(), "restarts": res.Restarts,
-			"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic})
+			"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic, "cut": nonNil(res.Cut)})
 	}
 	fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[objective])
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -199,6 +202,9 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 		}
 		fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
 			why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
+	}
+	for _, c := range res.Cut {
+		fmt.Fprintf(w, "cut by the budget: %s\n", c)
 	}
 	if res.Exact && res.Moves == 0 {
 		fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",

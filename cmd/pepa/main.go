@@ -23,10 +23,6 @@ const (
 	exitInterrupted = 130
 )
 
-// processStart is when the process started (package initialisation): a
-// --budget is the whole process's time.
-var processStart = time.Now()
-
 // verb is one sub-command.
 type verb struct {
 	summary string
@@ -53,6 +49,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	stderrTerminal bool // show progress on long runs
+	// start is when the command started (run sets it): a --budget is the
+	// whole command's time.
+	start time.Time
 }
 
 func main() {
@@ -63,6 +62,9 @@ func main() {
 }
 
 func run(ctx context.Context, e *env, args []string) int {
+	if e.start.IsZero() {
+		e.start = time.Now()
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			v, ok := verbs[args[1]]

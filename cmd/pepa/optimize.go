@@ -115,9 +115,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 				p.Phase, p.Elapsed.Seconds(), p.Best, bound, p.Moves, float64(p.Moves)/p.Elapsed.Seconds())
 		}
 	}
-	// The budget is the whole process's: reading the specification came
+	// The budget is the whole command's: reading the specification came
 	// out of it already.
-	opt.Budget = max(time.Millisecond, opt.Budget-time.Since(processStart))
+	opt.Budget = max(time.Millisecond, opt.Budget-time.Since(e.start))
 	res, err := models.Optimize(ctx, in, opt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")

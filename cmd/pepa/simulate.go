@@ -103,7 +103,7 @@ func runSimulate(ctx context.Context, e *env, args []string) int {
 	}
 	// The budget is the whole process's: what loading and compiling took
 	// is not the simulation's to spend (a sweep's points each have theirs).
-	a.budgetFrom = processStart
+	a.budgetFrom = e.start
 	return runAnalysis(ctx, e, a)
 }
 

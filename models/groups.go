@@ -905,6 +905,6 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	if err != nil {
 		return false, err
 	}
-	g.TransientWhy += fmt.Sprintf("; %d solves, every probability within an estimated %.2g (a second contour at beta: %.2g)", eng.Solves(), eng.Accuracy(), check)
+	g.TransientWhy += "; " + passage.LaplaceNote(eng, check)
 	return true, nil
 }

@@ -848,7 +848,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	if !res.Independent {
 		res.Joint += ", because " + res.Dependence
 	}
-	res.Joint += fmt.Sprintf("; every figure by Laplace-transform inversion (%s; %d solves, every probability within an estimated %.2g, a second contour at beta: %.2g)", choice.Why, eng.Solves(), eng.Accuracy(), check)
+	res.Joint += fmt.Sprintf("; every figure by Laplace-transform inversion (%s; %s)", choice.Why, passage.LaplaceNote(eng, check))
 	res.setEpsilon(opt.Epsilon)
 	opt.stage("laplace", choice.Why)
 	return true, nil

@@ -153,3 +153,21 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 	}
 	return EngineChoice{Engine: EngineLaplace, Laplace: eng, Why: why}, nil
 }
+
+// LaplaceNote says, after a check at the goal returned check, how the
+// Laplace engine ran: its solves, the accuracy it states and where that
+// comes from (a second contour, or the trapezoidal rule refined where the
+// second contour disagreed), and the contour it took for complex poles.
+func LaplaceNote(eng *laplace.Engine, check float64) string {
+	note := fmt.Sprintf("%d solves, every probability within an estimated %.2g", eng.Solves(), eng.Accuracy())
+	if l := eng.Level(); l > 0 {
+		note += fmt.Sprintf(" (the trapezoidal rule refined to h/%d, its two finest levels at beta: %.2g)", 1<<l, check)
+	} else {
+		note += fmt.Sprintf(" (a second contour at beta: %.2g)", check)
+	}
+	if n := eng.ComplexBlocks(); n > 0 {
+		note += fmt.Sprintf("; %d blocks with complex eigenvalues, up to %.1f degrees from the negative real axis: a contour of %d nodes inside them",
+			n, eng.Sector()*180/math.Pi, 2*eng.Nodes()+1)
+	}
+	return note
+}

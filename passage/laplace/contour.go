@@ -2,6 +2,7 @@ package laplace
 
 import (
 	"math"
+	"sync"
 )
 
 // A contour is the hyperbola z(u) = mu (1 + sin(iu - alpha)) with the
@@ -50,27 +51,63 @@ var contours = []contour{
 // at most epsilon/10, or the one with the most. The margin: the prediction
 // is an estimate of each term's size, not a bound, and a window's error
 // was seen at 2.7 times it (a 16,606-state group against Radau IIA).
-func contourFor(epsilon float64) contour {
-	for _, c := range contours {
+//
+// sector is the widest angle from the negative real axis of the
+// transform's poles (the blocks' eigenvalues; 0: all real). With complex
+// poles the hyperbola and its strip must pass to their right: alpha + d
+// at most pi/2 - sector, and then alpha < pi/2 - sector puts every pole
+// left of the hyperbola in every window, whatever mu (the hyperbola lies
+// left of its asymptotes, which leave the real axis at mu to the right of
+// 0). Such contours are searched for when asked (a few milliseconds each,
+// cached), among more nodes.
+func contourFor(epsilon, sector float64) contour {
+	if sector == 0 {
+		for _, c := range contours {
+			if c.predicted <= epsilon/10 {
+				return c
+			}
+		}
+		return contours[len(contours)-1]
+	}
+	// Round the sector up to a hundredth of a radian: one search serves
+	// chains whose poles are nearly alike.
+	sector = math.Ceil(sector*100) / 100
+	var c contour
+	for _, m := range []int{24, 32, 40, 48, 64, 80, 96, 128} {
+		key := [2]float64{sector, float64(m)}
+		if v, ok := sectorContours.Load(key); ok {
+			c = v.(contour)
+		} else {
+			c = optimalContour(m, windowRatio, sector)
+			sectorContours.Store(key, c)
+		}
 		if c.predicted <= epsilon/10 {
-			return c
+			break
 		}
 	}
-	return contours[len(contours)-1]
+	return c
 }
 
+// sectorContours caches contourFor's searches, by sector and nodes.
+var sectorContours sync.Map
+
 // optimalContour returns the contour for windows [1, lambda] with nodes
-// -m..m: the grid search of the three error terms over the angle alpha,
-// the strip d and the step h, with mu balancing truncation against
-// discretisation. It costs a few milliseconds a contour, once per process
-// (contours).
-func optimalContour(m int, lambda float64) contour {
+// -m..m and poles within sector of the negative real axis: the grid
+// search of the three error terms over the angle alpha, the strip d and
+// the step h (alpha + d at most pi/2 - sector, d at most alpha), with mu
+// balancing truncation against discretisation. It costs a few
+// milliseconds a contour (contours holds those for sector 0).
+func optimalContour(m int, lambda, sector float64) contour {
 	const t0 = 1.0
 	const u = 0x1p-53
 	best := contour{predicted: math.Inf(1)}
+	room := math.Pi/2 - sector
 	for ai := 1; ai < 100; ai++ {
 		alpha := float64(ai) / 100 * math.Pi / 2
-		dmax := math.Min(alpha, math.Pi/2-alpha)
+		dmax := math.Min(alpha, math.Min(math.Pi/2-alpha, room-alpha))
+		if dmax <= 0 {
+			continue
+		}
 		for di := 1; di < 50; di++ {
 			d := float64(di) / 50 * dmax
 			for hi := 1; hi < 120; hi++ {
@@ -94,17 +131,17 @@ func optimalContour(m int, lambda float64) contour {
 	return best
 }
 
-// node returns the contour's k-th node for a window starting at t0, and
-// the weight h z'(u_k) / (2 pi i) of the trapezoidal sum.
-func (c contour) node(k int, t0 float64) (z, w complex128) {
+// node returns the contour's node u = j h / 2^level for a window
+// starting at t0, and z'(u) / (2 pi i): the trapezoidal sum at that level
+// weighs each node by h / 2^level.
+func (c contour) node(j, level int, t0 float64) (z, dz complex128) {
 	mu := c.mu / t0
-	u := float64(k) * c.h
+	u := float64(j) * c.h / float64(int(1)<<level)
 	// sin(iu - alpha) = -sin(alpha) cosh(u) + i cos(alpha) sinh(u);
 	// z' = i mu cos(iu - alpha) = i mu (cos(alpha) cosh(u) + i sin(alpha) sinh(u)).
 	sa, ca := math.Sincos(c.alpha)
 	ch, sh := math.Cosh(u), math.Sinh(u)
 	z = complex(mu*(1-sa*ch), mu*ca*sh)
-	dz := complex(-mu*sa*sh, mu*ca*ch)
-	w = dz * complex(c.h/(2*math.Pi), 0) / complex(0, 1)
-	return z, w
+	d := complex(-mu*sa*sh, mu*ca*ch)
+	return z, d / complex(0, 2*math.Pi)
 }

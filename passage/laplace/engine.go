@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"runtime"
 	"sync"
 )
@@ -31,8 +32,17 @@ type Engine struct {
 	workers int
 
 	c       contour // the windows' contour
+	epsilon float64
 	mu      sync.Mutex
-	checked float64 // the largest difference a second contour found
+	// checked is the largest error estimate a check found: the difference
+	// a second contour found, or, once the trapezoidal rule has been
+	// refined (level > 0), the refinement's.
+	checked float64
+	// level is the trapezoidal rule's refinement: h / 2^level, every
+	// window solved at it (Check raises it where the second contour
+	// disagrees: poles of high order near the contour).
+	level   int
+	refined bool
 	base    float64
 	windows map[int]*window
 	solves  int
@@ -40,18 +50,26 @@ type Engine struct {
 	err     error // the first failure of a solve (context, singular block)
 
 	means, limits, maxRest []float64
-	start                  []float64 // each set's mass at t = 0
-	tau                    []float64 // expected time in each state (realSolves)
-	trapped                []bool    // absorbing states and closed blocks holding mass
+	start                  []float64     // each set's mass at t = 0
+	tau                    []float64     // expected time in each state (realSolves)
+	blockEnds              map[int32]int // a block's last position -> its index (MaxRest)
+	trapped                []bool        // absorbing states and closed blocks holding mass
 }
 
-// window holds, per node k = 0..m, each set's transform times the node's
-// weight.
+// window holds, per level of the trapezoidal rule, the nodes it adds and
+// at each node each set's transform times z'(u) / (2 pi i): level 0 the
+// nodes u = j h, j = 0..m, level l >= 1 the nodes u = j h / 2^l for odd j
+// up to m 2^l (conjugate nodes give conjugate values: only u >= 0 is
+// solved). A window is never changed once made: a finer one replaces it.
 type window struct {
 	t0   float64
-	z    []complex128
-	vals [][]complex128 // [node][set]
+	z    [][]complex128   // [level][node]
+	vals [][][]complex128 // [level][node][set]
 }
+
+// maxLevel is the finest refinement Check tries: 2^maxLevel times the
+// nodes (Erlang-64 work needs about 2 to 3).
+const maxLevel = 4
 
 // New prepares an engine for the chain ordered in sys, started from alpha
 // (by chain state, summing to 1), for the sets given as masks over chain
@@ -65,7 +83,8 @@ func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base,
 	if base < 0 || math.IsInf(base, 0) || math.IsNaN(base) {
 		return nil, fmt.Errorf("laplace: window base %g is not a positive time", base)
 	}
-	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx, c: contourFor(epsilon)}
+	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx,
+		c: contourFor(epsilon, sys.sector), epsilon: epsilon}
 	e.workers = runtime.GOMAXPROCS(0)
 	copy(e.b, alpha)
 	for _, mask := range sets {
@@ -109,23 +128,43 @@ func (e *Engine) Solves() int {
 	return e.solves
 }
 
-// Predicted is the contour's predicted error of every F value.
+// Predicted is the contour's predicted error of every F value (at the
+// trapezoidal rule's first level).
 func (e *Engine) Predicted() float64 { return e.c.predicted }
 
 // Accuracy is the estimated error of every F value: the contour's
 // predicted error, or the difference a second contour found (Check) if
-// that is larger.
+// that is larger; once Check has refined the rule, the refinement's
+// estimate.
 func (e *Engine) Accuracy() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.refined {
+		return e.checked
+	}
 	return math.Max(e.c.predicted, e.checked)
+}
+
+// Sector is the widest angle (radians) of the chain's poles from the
+// negative real axis (System.Sector), ComplexBlocks how many blocks have
+// complex eigenvalues, and Nodes the contour's m (2m+1 nodes a window at
+// the first level).
+func (e *Engine) Sector() float64    { return e.sys.sector }
+func (e *Engine) ComplexBlocks() int { return e.sys.complexBlocks }
+func (e *Engine) Nodes() int         { return e.c.m }
+
+// Level is the trapezoidal rule's refinement (h / 2^Level).
+func (e *Engine) Level() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.level
 }
 
 // Anchor is the time the windows are anchored at (a time of interest).
 func (e *Engine) Anchor() float64 { return 4 * e.base }
 
-// WindowSolves is the number of solves a window costs; CheckSolves those
-// of a Check.
+// WindowSolves is the number of solves a window costs (at the first
+// level); CheckSolves those of a Check that agrees.
 func (e *Engine) WindowSolves() int { return e.c.m + 1 }
 func (e *Engine) CheckSolves() int  { return checkNodes }
 
@@ -152,7 +191,7 @@ func (e *Engine) CDF(k int, t float64) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
-	v := w.value(k, t)
+	v := w.value(e.c, k, t, w.top())
 	// The inversion's error can take a value just outside what a
 	// probability can be: it is clamped to [start, limit].
 	return math.Min(math.Max(v, e.start[k]), e.limits[k]), nil
@@ -172,17 +211,20 @@ func (e *Engine) beyond(k int, t float64) (float64, bool) {
 	}
 	wlo, whi := e.windows[lo], e.windows[hi]
 	acc := math.Max(e.c.predicted, e.checked)
+	if e.refined {
+		acc = e.checked
+	}
 	e.mu.Unlock()
 	if wlo == nil {
 		return 0, false
 	}
 	if t < wlo.t0 {
-		if v := wlo.value(k, wlo.t0); v-e.start[k] <= acc {
+		if v := wlo.value(e.c, k, wlo.t0, wlo.top()); v-e.start[k] <= acc {
 			return e.start[k], true
 		}
 	}
 	if end := whi.t0 * windowRatio; t > end {
-		if v := whi.value(k, end); e.limits[k]-v <= acc {
+		if v := whi.value(e.c, k, end, whi.top()); e.limits[k]-v <= acc {
 			return e.limits[k], true
 		}
 	}
@@ -200,50 +242,83 @@ func (e *Engine) PDF(k int, t float64) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
-	f := 0.0
-	for i, z := range w.z {
-		term := real(cexpScaled(z, t) * z * w.vals[i][k])
-		if i == 0 {
-			f += term
-		} else {
-			f += 2 * term
-		}
-	}
-	return f, nil
+	return w.sum(e.c, k, t, w.top(), true), nil
 }
 
-// value sums the window's nodes at t for set k.
-func (w *window) value(k int, t float64) float64 {
-	f := 0.0
-	for i, z := range w.z {
-		term := real(cexpScaled(z, t) * w.vals[i][k])
-		if i == 0 {
-			f += term
-		} else {
-			f += 2 * term
-		}
-	}
-	return f
+// top is the window's finest level.
+func (w *window) top() int { return len(w.z) - 1 }
+
+// value is the trapezoidal sum at level for set k at t.
+func (w *window) value(c contour, k int, t float64, level int) float64 {
+	return w.sum(c, k, t, level, false)
 }
 
-// window returns the window holding t, solving it if needed.
+// sum is the trapezoidal sum of the window's nodes up to level for set k
+// at t, of the transform (or of z times it: the density).
+func (w *window) sum(c contour, k int, t float64, level int, density bool) float64 {
+	f := 0.0
+	for l := 0; l <= level; l++ {
+		for i, z := range w.z[l] {
+			v := cexpScaled(z, t) * w.vals[l][i][k]
+			if density {
+				v *= z
+			}
+			if l == 0 && i == 0 {
+				f += real(v)
+			} else {
+				f += 2 * real(v)
+			}
+		}
+	}
+	return f * c.h / float64(int(1)<<level)
+}
+
+// estimate is the error estimate of the sum at level-1 for set k at t
+// from the sum at level: their difference (the rule converges
+// geometrically, so the finer sum is far closer), plus the last node's
+// term (the truncation of the sum, which both share) and the rounding of
+// the terms.
+func (w *window) estimate(c contour, k int, t float64, level int) float64 {
+	diff := math.Abs(w.value(c, k, t, level) - w.value(c, k, t, level-1))
+	last, mass := 0.0, 0.0
+	hl := c.h / float64(int(1)<<level)
+	for l := 0; l <= level; l++ {
+		for i, z := range w.z[l] {
+			a := 2 * hl * cmplx.Abs(cexpScaled(z, t)*w.vals[l][i][k])
+			mass += a
+			if (l == 0 && i == len(w.z[0])-1) || (l > 0 && i == len(w.z[l])-1) {
+				last = math.Max(last, a)
+			}
+		}
+	}
+	return diff + last + 0x1p-50*mass
+}
+
+// window returns the window holding t, solved to the engine's level.
 func (e *Engine) window(t float64) (*window, error) {
 	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
-	// A t on a window's boundary belongs to the one below when that is
-	// solved already.
+	e.mu.Lock()
+	level := e.level
+	e.mu.Unlock()
+	return e.windowAt(k, level)
+}
+
+// windowAt returns window k solved to level at least, solving what is
+// missing.
+func (e *Engine) windowAt(k, level int) (*window, error) {
 	e.mu.Lock()
 	if e.err != nil {
 		err := e.err
 		e.mu.Unlock()
 		return nil, err
 	}
-	if w, ok := e.windows[k]; ok {
-		e.mu.Unlock()
-		return w, nil
-	}
+	old := e.windows[k]
 	e.mu.Unlock()
+	if old != nil && old.top() >= level {
+		return old, nil
+	}
 	t0 := e.base * math.Pow(windowRatio, float64(k))
-	w, err := e.solveWindow(t0)
+	w, added, err := e.solveWindow(t0, old, level)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
@@ -252,35 +327,58 @@ func (e *Engine) window(t float64) (*window, error) {
 		}
 		return nil, err
 	}
-	if old, ok := e.windows[k]; ok {
-		return old, nil // solved meanwhile by another caller
+	if cur := e.windows[k]; cur != nil && cur.top() >= w.top() {
+		return cur, nil // solved meanwhile by another caller
 	}
 	e.windows[k] = w
-	e.solves += len(w.z)
+	e.solves += added
 	return w, nil
 }
 
-// solveWindow solves the transforms at the nodes of the window starting at
-// t0, on the engine's workers.
-func (e *Engine) solveWindow(t0 float64) (*window, error) {
-	m := e.c.m
-	w := &window{t0: t0, z: make([]complex128, m+1), vals: make([][]complex128, m+1)}
-	weights := make([]complex128, m+1)
-	for k := 0; k <= m; k++ {
-		w.z[k], weights[k] = e.c.node(k, t0)
+// solveWindow returns the window starting at t0 solved to level: old's
+// levels (nil: none) and the transforms at the nodes of the levels above
+// them, solved on the engine's workers; and how many solves that took.
+func (e *Engine) solveWindow(t0 float64, old *window, level int) (*window, int, error) {
+	w := &window{t0: t0}
+	if old != nil {
+		w.z, w.vals = append(w.z, old.z...), append(w.vals, old.vals...)
 	}
-	err := e.eachNode(w.z, func(k int, x []complex128) {
-		vals := make([]complex128, len(e.sets))
-		for s, ps := range e.sets {
-			var sum complex128
-			for _, p := range ps {
-				sum += x[p]
+	added := 0
+	for l := len(w.z); l <= level; l++ {
+		var js []int
+		if l == 0 {
+			for j := 0; j <= e.c.m; j++ {
+				js = append(js, j)
 			}
-			vals[s] = sum * weights[k]
+		} else {
+			for j := 1; j < e.c.m<<l; j += 2 {
+				js = append(js, j)
+			}
 		}
-		w.vals[k] = vals
-	})
-	return w, err
+		zs := make([]complex128, len(js))
+		dzs := make([]complex128, len(js))
+		for i, j := range js {
+			zs[i], dzs[i] = e.c.node(j, l, t0)
+		}
+		vals := make([][]complex128, len(js))
+		err := e.eachNode(zs, func(i int, x []complex128) {
+			v := make([]complex128, len(e.sets))
+			for s, ps := range e.sets {
+				var sum complex128
+				for _, p := range ps {
+					sum += x[p]
+				}
+				v[s] = sum * dzs[i]
+			}
+			vals[i] = v
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		w.z, w.vals = append(w.z, zs), append(w.vals, vals)
+		added += len(js)
+	}
+	return w, added, nil
 }
 
 // eachNode solves x (zI - Q) = alpha at every z, on the workers, and hands
@@ -378,11 +476,25 @@ func (e *Engine) Quantile(k int, p float64) (float64, error) {
 // checkNodes is the number of solves of a Check (half its nodes).
 const checkNodes = 16
 
-// Check evaluates every set at t on a second, independent contour (the
-// Talbot contour of Schmelzer and Trefethen for t alone, 2*checkNodes
-// nodes) and returns the largest difference from the windows' values: an
-// estimate of their error at t.
+// Check estimates the error of every set's value at t, and returns the
+// estimate. First a second, independent contour (the Talbot contour of
+// Schmelzer and Trefethen for t alone, 2*checkNodes nodes): where it
+// agrees within epsilon, the difference is the estimate. Where it does
+// not, one of the two is wrong, and the trapezoidal rule arbitrates: the
+// window's step is halved (the nodes between the old ones solved) until
+// two levels agree within epsilon or maxLevel is reached; the estimate is
+// then their difference (with the last node's term and the rounding), the
+// finer level is used for every window from then on, and the Talbot
+// contour's difference no longer counts (poles of high order near the
+// real axis, an Erlang chain of many phases, spoil the Talbot contour
+// first: its tails run close to the axis).
 func (e *Engine) Check(t float64) (float64, error) {
+	e.mu.Lock()
+	refined := e.refined
+	e.mu.Unlock()
+	if refined {
+		return e.refine(t)
+	}
 	n := 2 * checkNodes
 	h := 2 * math.Pi / float64(n)
 	zs := make([]complex128, checkNodes)
@@ -426,10 +538,45 @@ func (e *Engine) Check(t float64) (float64, error) {
 		}
 		worst = math.Max(worst, math.Abs(other-v))
 	}
+	if worst <= e.epsilon {
+		e.mu.Lock()
+		e.checked = math.Max(e.checked, worst)
+		e.mu.Unlock()
+		return worst, nil
+	}
+	return e.refine(t)
+}
+
+// refine raises the trapezoidal rule's level until the sums at t of two
+// consecutive levels agree within epsilon (or maxLevel), and returns the
+// error estimate of the finer one's value at t (window.estimate).
+func (e *Engine) refine(t float64) (float64, error) {
+	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
 	e.mu.Lock()
-	e.checked = math.Max(e.checked, worst)
+	level := max(e.level, 1)
 	e.mu.Unlock()
-	return worst, nil
+	for {
+		w, err := e.windowAt(k, level)
+		if err != nil {
+			return math.NaN(), err
+		}
+		worst := 0.0
+		for s := range e.sets {
+			worst = math.Max(worst, w.estimate(e.c, s, t, level))
+		}
+		if worst <= e.epsilon || level == maxLevel {
+			e.mu.Lock()
+			if !e.refined {
+				e.checked = 0 // the Talbot contour's differences are set aside
+			}
+			e.refined = true
+			e.level = max(e.level, level)
+			e.checked = math.Max(e.checked, worst)
+			e.mu.Unlock()
+			return worst, nil
+		}
+		level++
+	}
 }
 
 // realSolves computes, with real arithmetic at z = 0, every set's mass at
@@ -520,7 +667,7 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 	for k := 0; k < n; k++ {
 		if s.blockAt != nil && s.blockAt[k] > 0 {
 			b := s.blocks[s.blockAt[k]-1]
-			if e.closedBlock(b) {
+			if b.closed {
 				for p := b.lo; p < b.hi; p++ {
 					trapped[s.order[p]] = tau[s.order[p]] > 0
 				}
@@ -573,15 +720,6 @@ func (b block) holds(s *System, j int32) bool {
 		}
 	}
 	return false
-}
-
-// closedBlock reports whether no transition leaves the block.
-func (e *Engine) closedBlock(b block) bool {
-	closed := true
-	for p := b.lo; p < b.hi && closed; p++ {
-		e.eachSucc(e.sys.order[p], func(j int32, _ float64) { closed = closed && b.holds(e.sys, j) })
-	}
-	return closed
 }
 
 // MaxRest is set k's largest expected time to the set from a state the
@@ -643,51 +781,70 @@ func (e *Engine) maxRestTo(in []bool) float64 {
 // blockEndingAt returns the block whose last position is k.
 func (e *Engine) blockEndingAt(k int) (block, bool) {
 	s := e.sys
-	if s.blockAt[k] > 0 {
-		return block{}, false // a block starts here (it has more than one position)
-	}
-	// The block holding position k starts at the nearest block start at
-	// or before k; its end tells.
-	for lo := k - 1; lo >= 0 && lo >= k-MaxBlock; lo-- {
-		if s.blockAt[lo] > 0 {
-			b := s.blocks[s.blockAt[lo]-1]
-			return b, int(b.hi)-1 == k
+	if e.blockEnds == nil {
+		e.blockEnds = make(map[int32]int, len(s.blocks))
+		for i, b := range s.blocks {
+			e.blockEnds[b.hi-1] = i
 		}
 	}
-	return block{}, false
+	i, ok := e.blockEnds[int32(k)]
+	if !ok {
+		return block{}, false
+	}
+	return s.blocks[i], true
 }
 
 // backBlock solves (-Q_B) m_B = 1 + the flow to solved states for a block
-// outside the set (m +Inf on a closed block), by Gaussian elimination with
-// partial pivoting.
+// outside the set (m +Inf on a closed block), by the elimination of
+// gthEliminate: subtraction-free, so a block cycled through fast and left
+// slowly keeps its digits.
 func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 	s := e.sys
 	if in[s.order[bl.lo]] {
 		return // the set: 0
 	}
 	b := int(bl.hi - bl.lo)
-	if e.closedBlock(bl) {
+	if bl.closed {
 		for p := bl.lo; p < bl.hi; p++ {
 			m[s.order[p]] = math.Inf(1)
 		}
 		return
 	}
-	a := make([]float64, b*b)
+	r := make([]float64, b*b)
+	kill := append([]float64(nil), bl.leak...)
 	c := make([]float64, b)
-	for r := 0; r < b; r++ {
-		for col := 0; col < b; col++ {
-			a[r*b+col] = -bl.q[r*b+col]
+	for i := 0; i < b; i++ {
+		for j := 0; j < b; j++ {
+			if i != j {
+				r[i*b+j] = bl.q[i*b+j]
+			}
 		}
-		c[r] = 1
-		e.eachSucc(s.order[int(bl.lo)+r], func(j int32, rate float64) {
+		c[i] = 1
+		e.eachSucc(s.order[int(bl.lo)+i], func(j int32, rate float64) {
 			if !bl.holds(s, j) {
-				c[r] += rate * m[j]
+				c[i] += rate * m[j]
 			}
 		})
 	}
-	if err := luSolve(a, b, c, math.Abs); err != nil {
+	if err := gthEliminate(r, kill, b); err != nil {
 		for k := range c {
-			c[k] = math.NaN() // a non-closed block is never singular
+			c[k] = math.NaN() // a block the chain leaves is never singular
+		}
+	} else {
+		// Forward: c_i += q_ik c_k / p_k; back: m_k = (c_k + sum over
+		// later j of q_kj m_j) / p_k.
+		for k := 0; k < b; k++ {
+			ck := c[k] / r[k*b+k]
+			for i := k + 1; i < b; i++ {
+				c[i] += r[i*b+k] * ck
+			}
+		}
+		for k := b - 1; k >= 0; k-- {
+			v := c[k]
+			for j := k + 1; j < b; j++ {
+				v += r[k*b+j] * c[j]
+			}
+			c[k] = v / r[k*b+k]
 		}
 	}
 	for k := 0; k < b; k++ {

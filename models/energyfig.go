@@ -12,6 +12,7 @@ import (
 	"pepa/internal/membudget"
 	"pepa/models/energy"
 	"pepa/passage"
+	"pepa/passage/laplace"
 )
 
 // EnergyResult are a mapping's energy figures (semantics.md section 5), in
@@ -300,7 +301,26 @@ func energyPassage(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 	if err != nil {
 		return 0, 0, "", err
 	}
-	rs, err := passage.Solve(ctx, c, []passage.Problem{{Alpha: alpha, TargetStates: target}}, passage.Options{Epsilon: opt.Epsilon, Horizon: req.Budget})
+	// The engine as for the finishing times: the rate-divided chain is as
+	// stiff, and has the same cycles, as the chain it divides.
+	probs := []passage.Problem{{Alpha: alpha, TargetStates: target}}
+	choice, err := passage.ChooseEngine(ctx, c, alpha, [][]bool{target}, laplace.Target{}, req.Budget, req.Budget, opt.Epsilon, passage.UniformizationRate(c, probs), opt.Transient)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if choice.Engine == passage.EngineLaplace {
+		eng := choice.Laplace
+		p, err := eng.CDF(0, req.Budget)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		check, err := eng.Check(req.Budget)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		return p, c.N, why + "; by Laplace-transform inversion (" + choice.Why + "; " + passage.LaplaceNote(eng, check) + ")", nil
+	}
+	rs, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: req.Budget})
 	if err != nil {
 		return 0, 0, "", err
 	}

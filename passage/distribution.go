@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
 	"pepa/passage/laplace"
 )
 
@@ -101,6 +103,17 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 	if force == EngineUniformization {
 		return EngineChoice{Engine: EngineUniformization, Why: "--transient uniformization"}, nil
 	}
+	// Memory: the system's order and exit rates, the engine's start, mean
+	// times, sets (a mask and positions each) and a complex vector per
+	// worker; a block's dense generator is at most MaxBlock^2 numbers.
+	n := int64(c.N + 1)
+	need := membudget.Bytes(n, 8+4+4+8+8+1+5*int64(len(sets))+16*int64(runtime.GOMAXPROCS(0)))
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: Laplace-transform inversion's vectors over %d states", c.N), need, ""); err != nil {
+		if force == EngineLaplace {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion does not fit in the memory budget (" + err.Error() + ")"}, nil
+	}
 	sys, err := laplace.NewSystem(c, tgt)
 	if err != nil {
 		if force == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
@@ -110,7 +123,10 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 	}
 	eng, err := laplace.New(ctx, sys, alpha, sets, beta, epsilon)
 	if err != nil {
-		return EngineChoice{}, err
+		if force == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion does not apply (" + err.Error() + ")"}, nil
 	}
 	if force == EngineLaplace {
 		return EngineChoice{Engine: EngineLaplace, Why: "--transient laplace", Laplace: eng}, nil

@@ -2,10 +2,12 @@ package passage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
 	"pepa/ctmc"
+	"pepa/passage/laplace"
 )
 
 // Filtering (semantics.md section 6): a record of observed completions
@@ -24,8 +26,66 @@ import (
 // included, less its unobserved self-loops) on it. By uniformization at
 // rate q = 1.02 times the largest exit rate, truncated at the Fox-Glynn
 // right point for epsilon: the result is within epsilon times alpha's
-// mass of the exact one, in total, and never above it.
+// mass of the exact one, in total, and never above it. Where q t is large
+// (owners cycling in seconds during hours between completions) and the
+// chain orders into blocks the Laplace engine solves, by
+// Laplace-transform inversion instead (laplace.Transient: the observed
+// transitions end in its sink; every value within an estimated epsilon):
+// HiddenWith says which engine.
 func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool, t, epsilon float64) ([]float64, error) {
+	v, _, err := HiddenWith(ctx, c, alpha, observed, t, epsilon, EngineAuto)
+	return v, err
+}
+
+// hiddenLaplaceSteps is where Hidden's auto turns to Laplace-transform
+// inversion: uniformization's q t steps against the inversion's 81 solves
+// or more (two levels of the trapezoidal rule, a solve worth about three
+// steps), with the margin ChooseEngine asks.
+const hiddenLaplaceSteps = autoMargin * solveCostInSteps * 81
+
+// HiddenWith is Hidden with the engine chosen (EngineAuto, "",
+// EngineUniformization or EngineLaplace), and the engine that ran.
+func HiddenWith(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool, t, epsilon float64, engine string) ([]float64, string, error) {
+	if len(alpha) != c.N {
+		return nil, "", fmt.Errorf("passage.Hidden: %d start values for %d states", len(alpha), c.N)
+	}
+	if !(t >= 0) || math.IsInf(t, 0) {
+		return nil, "", fmt.Errorf("passage.Hidden: time %g: expected a finite number >= 0", t)
+	}
+	if t > 0 && engine != EngineUniformization {
+		q := 0.0
+		for s := 0; s < c.N; s++ {
+			exit := 0.0
+			for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+				exit += c.RateAt(e)
+			}
+			q = math.Max(q, exit)
+		}
+		if engine == EngineLaplace || 1.02*q*t > hiddenLaplaceSteps {
+			var tgt laplace.Target
+			for a, o := range observed {
+				if o {
+					tgt.Actions = append(tgt.Actions, int32(a))
+				}
+			}
+			sys, err := laplace.NewSystem(c, tgt)
+			if err == nil {
+				var v []float64
+				if v, _, _, err = laplace.Transient(ctx, sys, alpha, t, epsilon); err == nil {
+					return v, EngineLaplace, nil
+				}
+			}
+			if engine == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
+				return nil, "", err
+			}
+		}
+	}
+	v, err := hiddenByUniformization(ctx, c, alpha, observed, t, epsilon)
+	return v, EngineUniformization, err
+}
+
+// hiddenByUniformization is Hidden by uniformization.
+func hiddenByUniformization(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool, t, epsilon float64) ([]float64, error) {
 	if len(alpha) != c.N {
 		return nil, fmt.Errorf("passage.Hidden: %d start values for %d states", len(alpha), c.N)
 	}

@@ -222,7 +222,7 @@ func (t *Tracker) Add(ctx context.Context, ev Event, file string) error {
 	if a < 0 || !g.observed[a] || !performs(mc.Leaf, a) {
 		return fail("machine %s has no observable action %s (it performs %s)", ev.Machine, ev.Action, strings.Join(observableNames(c, g.observed, mc.Leaf), ", "))
 	}
-	alpha, err := passage.Hidden(ctx, c, g.alpha, g.observed, ev.Time-g.t, t.epsilon/4)
+	alpha, _, err := passage.HiddenWith(ctx, c, g.alpha, g.observed, ev.Time-g.t, t.epsilon/4, t.opt.Transient)
 	if err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func (t *Tracker) Figures(ctx context.Context, beta, now float64) (*models.Resul
 	// Each group's filtered distribution at now.
 	at := map[string][]float64{}
 	for _, g := range t.groups {
-		alpha, err := passage.Hidden(ctx, g.gc.Chain, g.alpha, g.observed, now-g.t, t.epsilon/4)
+		alpha, _, err := passage.HiddenWith(ctx, g.gc.Chain, g.alpha, g.observed, now-g.t, t.epsilon/4, t.opt.Transient)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package laplace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -650,7 +651,7 @@ func (e *Engine) checkClosed(k int, in []bool) error {
 		leaves := false
 		e.eachSucc(int32(i), func(j int32, _ float64) { leaves = leaves || !in[j] })
 		if leaves {
-			return fmt.Errorf("laplace: set %d is not closed: a transition leaves state %d", k, i)
+			return fmt.Errorf("%w: set %d is not closed: a transition leaves state %d", ErrNotApplicable, k, i)
 		}
 	}
 	return nil
@@ -850,4 +851,104 @@ func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 	for k := 0; k < b; k++ {
 		m[s.order[int(bl.lo)+k]] = c[k]
 	}
+}
+
+// Transient returns the chain's distribution at time t from alpha (by
+// state; the sink's mass, that of the passages ended, left out), by
+// inverting each state's transform on one window's contour (t inside it),
+// and an estimate of the largest error of any state's value: the
+// trapezoidal rule at h and h/2 (and finer while they differ by more than
+// epsilon, up to maxLevel), their largest difference plus the last node's
+// term and the rounding, as Check's refinement. Values below 0 (the
+// inversion's error around a probability near 0) are set to 0. A system
+// with a closed block of several states is refused (ErrNotApplicable):
+// its solves keep only the block's total. It also returns the solves.
+func Transient(ctx context.Context, sys *System, alpha []float64, t, epsilon float64) ([]float64, float64, int, error) {
+	if !(t > 0) || math.IsInf(t, 0) {
+		return nil, 0, 0, fmt.Errorf("laplace: time %g: expected a finite number > 0", t)
+	}
+	for _, b := range sys.blocks {
+		if b.closed {
+			return nil, 0, 0, fmt.Errorf("%w: a closed block of %d states (the transient distribution inside it is not solved)", ErrNotApplicable, b.hi-b.lo)
+		}
+	}
+	c := contourFor(epsilon, sys.sector)
+	t0 := t / 4
+	e := &Engine{sys: sys, b: make([]float64, sys.n), ctx: ctx, workers: runtime.GOMAXPROCS(0)}
+	copy(e.b, alpha)
+	n := sys.c.N
+	var sums [][]float64 // per level, the weighted sum of the nodes it adds
+	solves := 0
+	value := func(level int) []float64 {
+		v := make([]float64, n)
+		for l := 0; l <= level; l++ {
+			for i, x := range sums[l] {
+				v[i] += x
+			}
+		}
+		scale := c.h / float64(int(1)<<level)
+		for i := range v {
+			v[i] *= scale
+		}
+		return v
+	}
+	var lastTerm float64
+	for level := 0; level <= maxLevel; level++ {
+		var js []int
+		if level == 0 {
+			for j := 0; j <= c.m; j++ {
+				js = append(js, j)
+			}
+		} else {
+			for j := 1; j < c.m<<level; j += 2 {
+				js = append(js, j)
+			}
+		}
+		zs, dzs := make([]complex128, len(js)), make([]complex128, len(js))
+		for i, j := range js {
+			zs[i], dzs[i] = c.node(j, level, t0)
+		}
+		sum := make([]float64, n)
+		var mu sync.Mutex
+		last := len(js) - 1
+		err := e.eachNode(zs, func(k int, x []complex128) {
+			w := 2.0
+			if level == 0 && js[k] == 0 {
+				w = 1
+			}
+			f := cexpScaled(zs[k], t) * dzs[k]
+			mu.Lock()
+			defer mu.Unlock()
+			for i := 0; i < n; i++ {
+				v := w * real(f*x[i])
+				sum[i] += v
+				if k == last {
+					lastTerm = math.Max(lastTerm, math.Abs(v)*c.h/float64(int(1)<<level))
+				}
+			}
+		})
+		if err != nil {
+			return nil, 0, solves, err
+		}
+		solves += len(js)
+		sums = append(sums, sum)
+		if level == 0 {
+			continue
+		}
+		fine, coarse := value(level), value(level-1)
+		est := 0.0
+		for i := range fine {
+			est = math.Max(est, math.Abs(fine[i]-coarse[i])+0x1p-50*math.Abs(fine[i]))
+		}
+		est += lastTerm
+		if est <= epsilon || level == maxLevel {
+			for i, v := range fine {
+				if v < 0 {
+					fine[i] = 0
+				}
+			}
+			return fine, est, solves, nil
+		}
+	}
+	return nil, 0, solves, errors.New("laplace: no level of the trapezoidal rule was tried")
 }

@@ -29,6 +29,13 @@ type contour struct {
 	alpha, h, mu float64 // mu for the window's start t0
 	m            int
 	predicted    float64
+	// coarse is the predicted discretisation error of the rule on every
+	// other node (step 2h), at the window's end: the sums at h and 2h of
+	// a transform the analysis fits differ by about that or less, so a
+	// window whose two sums differ by more has a transform the analysis
+	// does not fit (poles of high order near the contour) and is refined
+	// (Engine.windowAt).
+	coarse float64
 }
 
 // windowRatio is the factor in t a window spans. A window has 2m+1 nodes
@@ -41,10 +48,10 @@ const windowRatio = 16
 // m = 24, 32, 40 and 48, written out because the search takes most of a
 // second (TestContoursTable checks them against it).
 var contours = []contour{
-	{alpha: 0.7853981633974483, h: 0.22083333333333333, mu: 0.25589268383167607, m: 24, predicted: 1.7355161302553198e-08},
-	{alpha: 0.7853981633974483, h: 0.165625, mu: 0.34119024510890145, m: 32, predicted: 4.493363356159374e-11},
-	{alpha: 0.7853981633974483, h: 0.1325, mu: 0.4264878063861265, m: 40, predicted: 1.1633607950106116e-13},
-	{alpha: 0.7853981633974483, h: 0.11979166666666667, mu: 0.3208298227534841, m: 48, predicted: 4.993130111041943e-16},
+	{alpha: 0.7853981633974483, h: 0.22083333333333333, mu: 0.25589268383167607, m: 24, predicted: 1.7355161302553198e-08, coarse: 0.000988124775995651},
+	{alpha: 0.7853981633974483, h: 0.165625, mu: 0.34119024510890145, m: 32, predicted: 4.493363356159374e-11, coarse: 9.841977890928482e-05},
+	{alpha: 0.7853981633974483, h: 0.1325, mu: 0.4264878063861265, m: 40, predicted: 1.1633607950106116e-13, coarse: 9.802864087475414e-06},
+	{alpha: 0.7853981633974483, h: 0.11979166666666667, mu: 0.3208298227534841, m: 48, predicted: 4.993130111041943e-16, coarse: 2.6784981223934696e-07},
 }
 
 // contourFor is the contour with the fewest nodes whose predicted error is
@@ -123,7 +130,8 @@ func optimalContour(m int, lambda, sector float64) contour {
 				logR := math.Log(u) + A*lambda*(1-math.Sin(alpha))
 				e := math.Exp(math.Max(logE, logR))
 				if e < best.predicted {
-					best = contour{alpha: alpha, h: h, mu: A / t0, m: m, predicted: e}
+					best = contour{alpha: alpha, h: h, mu: A / t0, m: m, predicted: e,
+						coarse: math.Exp(A*cd - math.Pi*d/h)}
 				}
 			}
 		}

@@ -25,6 +25,13 @@ import (
 // rate q = 1.02 times the largest exit rate, truncated at the Fox-Glynn
 // right point for epsilon: the result is within epsilon times alpha's
 // mass of the exact one, in total, and never above it.
+//
+// The work is bounded: q t steps at most MaxHiddenSteps (past it an error
+// wrapping ErrTooManySteps says how far t may go, HiddenSpan), ctx checked
+// every 64 steps, and the steps end as soon as the mass left to move
+// cannot change the sum (negligible: a record the model cannot produce,
+// or a time long past its last completion, costs what the mass's decay
+// does, not q t).
 func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool, t, epsilon float64) ([]float64, error) {
 	if len(alpha) != c.N {
 		return nil, fmt.Errorf("passage.Hidden: %d start values for %d states", len(alpha), c.N)
@@ -40,18 +47,14 @@ func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool
 	// The uniformized sub-stochastic matrix P = I + Q_h / q, by rows: the
 	// hidden transitions off the diagonal, and the diagonal 1 - exit / q
 	// plus the hidden self-loops / q.
-	exit := make([]float64, c.N)
-	q := 0.0
-	for s := 0; s < c.N; s++ {
-		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
-			exit[s] += c.RateAt(e)
-		}
-		q = math.Max(q, exit[s])
-	}
+	exit, q := hiddenRates(c)
 	if q == 0 {
 		return out, nil // nothing moves
 	}
-	q *= 1.02
+	if steps := q * t; !(steps <= MaxHiddenSteps) {
+		return nil, fmt.Errorf("passage.Hidden: %g s at uniformization rate %g is %.3g steps, more than the %d taken (at most %g s): %w",
+			t, q, steps, MaxHiddenSteps, MaxHiddenSteps/q, ErrTooManySteps)
+	}
 	w, err := FoxGlynn(q*t, epsilon)
 	if err != nil {
 		return nil, err
@@ -79,8 +82,13 @@ func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool
 	v, next := out, make([]float64, c.N)
 	sum := make([]float64, c.N)
 	for k := 0; k <= w.Right(); k++ {
-		if k&63 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if k&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if k > 0 && negligible(v, sum) {
+				break // what is left to move cannot change the sum
+			}
 		}
 		if k >= w.Left {
 			wk := w.W[k-w.Left]
@@ -105,6 +113,48 @@ func Hidden(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []bool
 		v, next = next, v
 	}
 	return sum, nil
+}
+
+// MaxHiddenSteps bounds the uniformization steps of one Hidden call (q t):
+// about a billion, seconds of work on a small chain, and Poisson weights
+// of a few megabytes.
+const MaxHiddenSteps = 1 << 30
+
+// HiddenSpan is the longest time Hidden takes on c: MaxHiddenSteps over
+// its uniformization rate (+Inf when nothing moves).
+func HiddenSpan(c *ctmc.Chain) float64 {
+	if _, q := hiddenRates(c); q > 0 {
+		return MaxHiddenSteps / q
+	}
+	return math.Inf(1)
+}
+
+// hiddenRates are every state's exit rate and Hidden's uniformization
+// rate, 1.02 times the largest (0 when nothing moves).
+func hiddenRates(c *ctmc.Chain) (exit []float64, q float64) {
+	exit = make([]float64, c.N)
+	for s := 0; s < c.N; s++ {
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			exit[s] += c.RateAt(e)
+		}
+		q = math.Max(q, exit[s])
+	}
+	return exit, q * 1.02
+}
+
+// negligible reports whether mass v, the most that all the later terms
+// can add to sum together (the steps never add mass, the weights sum to
+// at most 1), cannot change it: below 2^-60 of its total (less than its
+// rounding), or below the smallest normal float64 (where the mass sits
+// on the subnormal floor, which the steps can no longer scale down: a
+// record the model all but cannot produce).
+func negligible(v, sum []float64) bool {
+	left, total := 0.0, 0.0
+	for s, x := range v {
+		left += x
+		total += sum[s]
+	}
+	return left < 0x1p-1022 || left <= 0x1p-60*total
 }
 
 // Observe returns the mass alpha moves by one completion of action a:

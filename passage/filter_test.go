@@ -2,8 +2,11 @@ package passage
 
 import (
 	"context"
+	"errors"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"pepa/ctmc"
 )
@@ -112,4 +115,77 @@ func expDenseForTest(q [][]float64, t float64) [][]float64 {
 		sum = mul(sum, sum)
 	}
 	return sum
+}
+
+// chainForTest builds a chain over n states from (from, to, action, rate)
+// transitions.
+func chainForTest(n int, actions []string, trs [][4]float64) *ctmc.Chain {
+	c := &ctmc.Chain{S: &ctmc.Structure{Actions: actions}, N: n, RowPtr: []int64{0}}
+	for s := 0; s < n; s++ {
+		for _, x := range trs {
+			if int(x[0]) == s {
+				c.Col = append(c.Col, int32(x[1]))
+				c.Act = append(c.Act, int32(x[2]))
+				c.Rates = append(c.Rates, x[3])
+			}
+		}
+		c.RowPtr = append(c.RowPtr, int64(len(c.Col)))
+	}
+	return c
+}
+
+// TestHiddenBounded: a span past MaxHiddenSteps is refused with an error
+// wrapping ErrTooManySteps that says how far the chain may go (no
+// overflowed count); a span just under it, on a chain whose every exit is
+// observed, ends as soon as the mass is gone, with exactly the closed
+// form's 0 (exp(-0.5 t) underflows); a chain whose mass never leaves (a
+// hidden cycle) runs until its context ends; Poisson weights past their
+// largest rate say so without a negative count.
+func TestHiddenBounded(t *testing.T) {
+	// State 0 <-> 1 hidden (action 1, rate 1 each way), both leave by the
+	// observed action 2 at rate 0.5 into state 2, which moves no more.
+	decay := chainForTest(3, []string{"tau", "h", "o"}, [][4]float64{{0, 1, 1, 1}, {0, 2, 2, 0.5}, {1, 0, 1, 1}, {1, 2, 2, 0.5}})
+	observed := []bool{false, false, true}
+	q := 1.5 * 1.02
+	if span := HiddenSpan(decay); math.Abs(span-MaxHiddenSteps/q) > 1e-6*span {
+		t.Errorf("HiddenSpan %g, want %g", span, MaxHiddenSteps/q)
+	}
+	for _, tt := range []float64{2 * MaxHiddenSteps / q, 1e300, math.MaxFloat64} {
+		_, err := Hidden(context.Background(), decay, []float64{1, 0, 0}, observed, tt, 1e-10)
+		if !errors.Is(err, ErrTooManySteps) || !strings.Contains(err.Error(), "at most") || strings.Contains(err.Error(), "-9") {
+			t.Errorf("t = %g: %v", tt, err)
+		}
+	}
+	// Just under the cap: the mass is exp(-0.5 t) in states 0 and 1, 0 in
+	// float64 long before; the steps stop there (a deadline far above the
+	// microseconds they take, far below the minutes a billion steps do).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := Hidden(ctx, decay, []float64{0.5, 0.5, 0}, observed, 0.99*MaxHiddenSteps/q, 1e-10)
+	if err != nil {
+		t.Fatalf("just under the cap: %v", err)
+	}
+	if got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Errorf("just under the cap: %v, want all 0 (state 2 is reached only by the observed action)", got)
+	}
+	// A short time on the same chain still agrees with the closed form:
+	// the mass left is exp(-0.5 t), split evenly (0 and 1 are symmetric).
+	got, err = Hidden(context.Background(), decay, []float64{0.5, 0.5, 0}, observed, 3, 1e-14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.5 * math.Exp(-1.5); math.Abs(got[0]-want) > 1e-13 || math.Abs(got[1]-want) > 1e-13 {
+		t.Errorf("t = 3: %v, want %g each", got[:2], want)
+	}
+	// Mass that never leaves: the steps run on until the context ends.
+	cycle := chainForTest(2, []string{"tau", "h"}, [][4]float64{{0, 1, 1, 1}, {1, 0, 1, 1}})
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := Hidden(ctx, cycle, []float64{1, 0}, []bool{false, false}, 0.99*HiddenSpan(cycle), 1e-10); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a cycle past its context: %v after %s", err, time.Since(start))
+	}
+	if _, err := FoxGlynn(1e300, 1e-10); err == nil || strings.Contains(err.Error(), "-9") || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("FoxGlynn(1e300): %v", err)
+	}
 }

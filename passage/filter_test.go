@@ -177,6 +177,23 @@ func TestHiddenBounded(t *testing.T) {
 	if want := 0.5 * math.Exp(-1.5); math.Abs(got[0]-want) > 1e-13 || math.Abs(got[1]-want) > 1e-13 {
 		t.Errorf("t = 3: %v, want %g each", got[:2], want)
 	}
+	// Long enough for the early stop to be tried (every 64 steps) while
+	// the sum still grows: Hidden agrees with the whole series, summed here
+	// step by step with nothing stopped, to 1e-14 relative (the closed
+	// form is further: Hidden's error bound is epsilon times alpha's mass,
+	// absolute, and these results are far below it).
+	for _, tt := range []float64{40, 100, 300} {
+		got, err = Hidden(context.Background(), decay, []float64{0.5, 0.5, 0}, observed, tt, 1e-14)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := wholeSeries(t, decay, []float64{0.5, 0.5, 0}, observed, tt, 1e-14)
+		for j := range want {
+			if math.Abs(got[j]-want[j]) > 1e-14*math.Abs(want[j]) {
+				t.Errorf("t = %g: state %d: %.17g, the whole series %.17g", tt, j, got[j], want[j])
+			}
+		}
+	}
 	// Mass that never leaves: the steps run on until the context ends.
 	cycle := chainForTest(2, []string{"tau", "h"}, [][4]float64{{0, 1, 1, 1}, {1, 0, 1, 1}})
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -188,4 +205,51 @@ func TestHiddenBounded(t *testing.T) {
 	if _, err := FoxGlynn(1e300, 1e-10); err == nil || strings.Contains(err.Error(), "-9") || !strings.Contains(err.Error(), "too large") {
 		t.Errorf("FoxGlynn(1e300): %v", err)
 	}
+}
+
+// wholeSeries is alpha exp(Q_h t) by uniformization with a dense step
+// matrix, every term from 0 to the Fox-Glynn right point summed.
+func wholeSeries(t *testing.T, c *ctmc.Chain, alpha []float64, observed []bool, tt, epsilon float64) []float64 {
+	t.Helper()
+	n := c.N
+	p := make([][]float64, n)
+	q := 0.0
+	exit := make([]float64, n)
+	for s := 0; s < n; s++ {
+		p[s] = make([]float64, n)
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			exit[s] += c.Rates[e]
+		}
+		q = math.Max(q, exit[s])
+	}
+	q *= 1.02
+	for s := 0; s < n; s++ {
+		p[s][s] = 1 - exit[s]/q
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			if !observed[c.Act[e]] {
+				p[s][c.Col[e]] += c.Rates[e] / q
+			}
+		}
+	}
+	w, err := FoxGlynn(q*tt, epsilon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := append([]float64(nil), alpha...)
+	sum := make([]float64, n)
+	for k := 0; k <= w.Right(); k++ {
+		if k >= w.Left {
+			for s := range v {
+				sum[s] += w.W[k-w.Left] * v[s]
+			}
+		}
+		next := make([]float64, n)
+		for s := range v {
+			for j := range v {
+				next[j] += v[s] * p[s][j]
+			}
+		}
+		v = next
+	}
+	return sum
 }

@@ -139,9 +139,14 @@ func TestRecordFirst(t *testing.T) {
 	if code, b := call(t, "GET", u+"/robustness?beta=1e7&now=10", testToken, nil); code != 200 || !bytes.Equal(b, cached) || comps.ended.Load() != 1 {
 		t.Errorf("a cached query during the computation: %d %s (%d computations ended)", code, b, comps.ended.Load())
 	}
-	code, b := call(t, "POST", u+"/events", testToken, strings.NewReader(`{"time": 20, "machine": "M1", "action": "compute1"}`))
-	if code != 200 || !strings.Contains(string(b), `"events": 1`) {
-		t.Errorf("an event during the computation: %d %s", code, b)
+	// A bound far above an answer's milliseconds, far below the
+	// computation's seconds: a POST that waited for it fails here rather
+	// than hanging the test.
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	code, b, _, err := callErr(pctx, "POST", u+"/events", testToken, strings.NewReader(`{"time": 20, "machine": "M1", "action": "compute1"}`))
+	if err != nil || code != 200 || !strings.Contains(string(b), `"events": 1`) {
+		t.Errorf("an event during the computation: %d %s %v", code, b, err)
 	}
 	if n := comps.ended.Load(); n != 1 {
 		t.Errorf("the event was answered after the long computation ended (%d ended)", n)
@@ -155,7 +160,11 @@ func TestRecordFirst(t *testing.T) {
 		t.Errorf("the record after the event: %v", evs)
 	}
 	cancel()
-	<-long
+	select {
+	case <-long:
+	case <-time.After(20 * time.Second):
+		t.Errorf("the long query's client did not return after it left")
+	}
 }
 
 // immutable makes dir unwritable for this process: chmod for a user,

@@ -2,9 +2,12 @@ package passage
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
+	"time"
 
 	"pepa/ctmc"
 )
@@ -116,6 +119,143 @@ func expDenseForTest(q [][]float64, t float64) [][]float64 {
 	}
 	for s := 0; s < sq; s++ {
 		sum = mul(sum, sum)
+	}
+	return sum
+}
+
+// chainForTest builds a chain over n states from (from, to, action, rate)
+// transitions.
+func chainForTest(n int, actions []string, trs [][4]float64) *ctmc.Chain {
+	c := &ctmc.Chain{S: &ctmc.Structure{Actions: actions}, N: n, RowPtr: []int64{0}}
+	for s := 0; s < n; s++ {
+		for _, x := range trs {
+			if int(x[0]) == s {
+				c.Col = append(c.Col, int32(x[1]))
+				c.Act = append(c.Act, int32(x[2]))
+				c.Rates = append(c.Rates, x[3])
+			}
+		}
+		c.RowPtr = append(c.RowPtr, int64(len(c.Col)))
+	}
+	return c
+}
+
+// TestHiddenBounded: a span past MaxHiddenSteps is refused with an error
+// wrapping ErrTooManySteps that says how far the chain may go (no
+// overflowed count); a span just under it, on a chain whose every exit is
+// observed, ends as soon as the mass is gone, with exactly the closed
+// form's 0 (exp(-0.5 t) underflows); a chain whose mass never leaves (a
+// hidden cycle) runs until its context ends; Poisson weights past their
+// largest rate say so without a negative count.
+func TestHiddenBounded(t *testing.T) {
+	// State 0 <-> 1 hidden (action 1, rate 1 each way), both leave by the
+	// observed action 2 at rate 0.5 into state 2, which moves no more.
+	decay := chainForTest(3, []string{"tau", "h", "o"}, [][4]float64{{0, 1, 1, 1}, {0, 2, 2, 0.5}, {1, 0, 1, 1}, {1, 2, 2, 0.5}})
+	observed := []bool{false, false, true}
+	q := 1.5 * 1.02
+	if span := HiddenSpan(decay, nil, EngineUniformization); math.Abs(span-MaxHiddenSteps/q) > 1e-6*span {
+		t.Errorf("HiddenSpan %g, want %g", span, MaxHiddenSteps/q)
+	}
+	for _, tt := range []float64{2 * MaxHiddenSteps / q, 1e300, math.MaxFloat64} {
+		_, err := Hidden(context.Background(), decay, []float64{1, 0, 0}, observed, tt, 1e-10)
+		if !errors.Is(err, ErrTooManySteps) || !strings.Contains(err.Error(), "at most") || strings.Contains(err.Error(), "-9") {
+			t.Errorf("t = %g: %v", tt, err)
+		}
+	}
+	// Just under the cap: the mass is exp(-0.5 t) in states 0 and 1, 0 in
+	// float64 long before; the steps stop there (a deadline far above the
+	// microseconds they take, far below the minutes a billion steps do).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := Hidden(ctx, decay, []float64{0.5, 0.5, 0}, observed, 0.99*MaxHiddenSteps/q, 1e-10)
+	if err != nil {
+		t.Fatalf("just under the cap: %v", err)
+	}
+	if got[0] != 0 || got[1] != 0 || got[2] != 0 {
+		t.Errorf("just under the cap: %v, want all 0 (state 2 is reached only by the observed action)", got)
+	}
+	// A short time on the same chain still agrees with the closed form:
+	// the mass left is exp(-0.5 t), split evenly (0 and 1 are symmetric).
+	got, err = Hidden(context.Background(), decay, []float64{0.5, 0.5, 0}, observed, 3, 1e-14)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0.5 * math.Exp(-1.5); math.Abs(got[0]-want) > 1e-13 || math.Abs(got[1]-want) > 1e-13 {
+		t.Errorf("t = 3: %v, want %g each", got[:2], want)
+	}
+	// Long enough for the early stop to be tried (every 64 steps) while
+	// the sum still grows: Hidden agrees with the whole series, summed here
+	// step by step with nothing stopped, to 1e-14 relative (the closed
+	// form is further: Hidden's error bound is epsilon times alpha's mass,
+	// absolute, and these results are far below it).
+	for _, tt := range []float64{40, 100, 300} {
+		got, err = Hidden(context.Background(), decay, []float64{0.5, 0.5, 0}, observed, tt, 1e-14)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := wholeSeries(t, decay, []float64{0.5, 0.5, 0}, observed, tt, 1e-14)
+		for j := range want {
+			if math.Abs(got[j]-want[j]) > 1e-14*math.Abs(want[j]) {
+				t.Errorf("t = %g: state %d: %.17g, the whole series %.17g", tt, j, got[j], want[j])
+			}
+		}
+	}
+	// Mass that never leaves: the steps run on until the context ends.
+	cycle := chainForTest(2, []string{"tau", "h"}, [][4]float64{{0, 1, 1, 1}, {1, 0, 1, 1}})
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := Hidden(ctx, cycle, []float64{1, 0}, []bool{false, false}, 0.99*HiddenSpan(cycle, nil, EngineAuto), 1e-10); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a cycle past its context: %v after %s", err, time.Since(start))
+	}
+	if _, err := FoxGlynn(1e300, 1e-10); err == nil || strings.Contains(err.Error(), "-9") || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("FoxGlynn(1e300): %v", err)
+	}
+}
+
+// wholeSeries is alpha exp(Q_h t) by uniformization with a dense step
+// matrix, every term from 0 to the Fox-Glynn right point summed.
+func wholeSeries(t *testing.T, c *ctmc.Chain, alpha []float64, observed []bool, tt, epsilon float64) []float64 {
+	t.Helper()
+	n := c.N
+	p := make([][]float64, n)
+	q := 0.0
+	exit := make([]float64, n)
+	for s := 0; s < n; s++ {
+		p[s] = make([]float64, n)
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			exit[s] += c.Rates[e]
+		}
+		q = math.Max(q, exit[s])
+	}
+	q *= 1.02
+	for s := 0; s < n; s++ {
+		p[s][s] = 1 - exit[s]/q
+		for e := c.RowPtr[s]; e < c.RowPtr[s+1]; e++ {
+			if !observed[c.Act[e]] {
+				p[s][c.Col[e]] += c.Rates[e] / q
+			}
+		}
+	}
+	w, err := FoxGlynn(q*tt, epsilon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := append([]float64(nil), alpha...)
+	sum := make([]float64, n)
+	for k := 0; k <= w.Right(); k++ {
+		if k >= w.Left {
+			for s := range v {
+				sum[s] += w.W[k-w.Left] * v[s]
+			}
+		}
+		next := make([]float64, n)
+		for s := range v {
+			for j := range v {
+				next[j] += v[s] * p[s][j]
+			}
+		}
+		v = next
 	}
 	return sum
 }

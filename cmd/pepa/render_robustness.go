@@ -7,8 +7,17 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"pepa/cmd/pepa/internal/render"
 	"pepa/models"
-	"pepa/passage"
+)
+
+// The JSON of a robustness result is package render's, which pepa serve
+// prints too.
+var (
+	jsonFloat    = render.Float
+	intervalJSON = render.Interval
+	energyJSON   = render.Energy
+	resultJSON   = render.Result
 )
 
 func (a *robustnessCmd) render(e *env, result any) int {
@@ -118,14 +127,6 @@ func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 	return nil
 }
 
-// jsonFloat maps NaN and infinities to null.
-func jsonFloat(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
-}
-
 func csvFloat(x float64) string {
 	switch {
 	case math.IsNaN(x):
@@ -134,80 +135,6 @@ func csvFloat(x float64) string {
 		return "inf"
 	}
 	return fmtFloat(x)
-}
-
-func resultJSON(r *models.Ranked, ranking bool) map[string]any {
-	var ms []map[string]any
-	for _, m := range r.Machines {
-		mj := map[string]any{
-			"name": m.Name, "applications": m.Applications,
-			"first_actions": m.FirstActions, "last_actions": m.LastActions,
-			"p_by_beta": jsonFloat(m.PByBeta), "mean": jsonFloat(m.Mean), "q99": jsonFloat(m.Quantile),
-		}
-		if m.Note != "" {
-			mj["note"] = m.Note
-		}
-		if iv := intervalJSON(m.PByBetaLo, m.PByBetaHi); iv != nil {
-			mj["p_by_beta_ci"] = iv
-			mj["mean_ci"] = intervalJSON(m.MeanLo, m.MeanHi)
-			mj["q99_ci"] = intervalJSON(m.QuantileLo, m.QuantileHi)
-		}
-		if !math.IsNaN(m.Availability) {
-			mj["availability"] = m.Availability
-			mj["slowdown"] = m.Slowdown
-		}
-		if sv := m.Sensitivity; sv != nil {
-			var rates []map[string]any
-			for _, rs := range sv.Rates {
-				rates = append(rates, map[string]any{"rate": rs.Rate, "value": rs.Value, "derivative": rs.Derivative,
-					"elasticity": rs.Elasticity, "application": rs.Application})
-			}
-			mj["sensitivity"] = map[string]any{"radius": jsonFloat(sv.Radius), "level": sv.Level, "rates": rates}
-		}
-		ms = append(ms, mj)
-	}
-	out := map[string]any{
-		"model": r.Model, "beta": r.Beta, "semantics": string(r.Semantics), "states": r.States,
-		"product_states": jsonFloat(r.ProductStates),
-		"solved":         r.Solved, "solved_why": r.Why, "machines": ms,
-		"robustness": jsonFloat(r.Robustness), "p_all_by_beta": jsonFloat(r.PAllByBeta),
-		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
-		"independent": r.Independent, "joint": r.Joint,
-	}
-	if len(r.Warnings) > 0 {
-		out["warnings"] = r.Warnings
-	}
-	if r.Energy != nil {
-		out["energy"] = energyJSON(r.Energy)
-	}
-	if r.Epsilon > 0 {
-		out["epsilon"] = r.Epsilon
-	}
-	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil && r.Confidence > 0 {
-		out["p_all_by_beta_ci"] = iv
-		out["expected_makespan_ci"] = intervalJSON(r.MakespanLo, r.MakespanHi)
-		out["confidence"] = r.Confidence
-	}
-	if len(r.Groups) > 0 {
-		var gs []map[string]any
-		for _, g := range r.Groups {
-			gj := map[string]any{"machines": g.Machines, "components": g.Components, "states": g.States,
-				"solved": g.Solved, "why": g.Why, "p_all_by_beta": jsonFloat(g.PAllByBeta), "expected_finish": jsonFloat(g.Mean)}
-			if iv := intervalJSON(g.PAllLo, g.PAllHi); iv != nil {
-				gj["p_all_by_beta_ci"] = iv
-			}
-			if g.Transient == passage.EngineLaplace {
-				gj["transient"] = map[string]any{"engine": g.Transient, "why": g.TransientWhy}
-			}
-			gs = append(gs, gj)
-		}
-		out["groups"] = gs
-	}
-	if ranking {
-		out["rank"] = r.Rank
-		out["group"] = r.Group
-	}
-	return out
 }
 
 func textResult(w io.Writer, r *models.Ranked) error {
@@ -450,14 +377,6 @@ func groupText(g models.GroupResult, beta float64) string {
 		line += fmt.Sprintf(" in [%.6f, %.6f]", g.PAllLo, g.PAllHi)
 	}
 	return line + fmt.Sprintf(", E[all finished] %s", textFloat(g.Mean, "%.6f"))
-}
-
-// intervalJSON is [lo, hi], or nil for an exact figure.
-func intervalJSON(lo, hi float64) any {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return nil
-	}
-	return []any{jsonFloat(lo), jsonFloat(hi)}
 }
 
 // limitNames keeps the first n names and says how many more there are.

@@ -1032,3 +1032,14 @@ func Transient(ctx context.Context, sys *System, alpha []float64, t, epsilon flo
 	}
 	return nil, 0, solves, errors.New("laplace: no level of the trapezoidal rule was tried")
 }
+
+// TransientApplies reports whether Transient solves sys (no closed block
+// of several states, inside which it keeps only the block's total).
+func TransientApplies(sys *System) bool {
+	for _, b := range sys.blocks {
+		if b.closed {
+			return false
+		}
+	}
+	return true
+}

@@ -1,4 +1,4 @@
-package main
+package serve
 
 import (
 	"bytes"
@@ -15,11 +15,11 @@ import (
 	"pepa/models/observe"
 )
 
-const serveChromium = "/usr/bin/chromium"
+const chromium = "/usr/bin/chromium"
 
-// servePageShot is where TestServeBrowserPage leaves a screenshot of the
+// pageShot is where TestBrowserPage leaves a screenshot of the
 // page (for the README).
-const servePageShot = "/tmp/serve-page.png"
+const pageShot = "/tmp/serve-page.png"
 
 // chromiumRun runs headless Chromium on a page with extra arguments and
 // returns its standard output.
@@ -30,7 +30,7 @@ func chromiumRun(t *testing.T, page string, args ...string) []byte {
 	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000"}, args...)
-	cmd := exec.CommandContext(ctx, serveChromium, append(all, page)...)
+	cmd := exec.CommandContext(ctx, chromium, append(all, page)...)
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -40,28 +40,28 @@ func chromiumRun(t *testing.T, page string, args ...string) []byte {
 	return out.Bytes()
 }
 
-// TestServeBrowserPage: the page, in headless Chromium with the token in
+// TestBrowserPage: the page, in headless Chromium with the token in
 // its #fragment as a person would pass it, lists the posted models and
 // draws every machine's conditional CDF with its figures; a screenshot is
 // left in /tmp/serve-page.png.
-func TestServeBrowserPage(t *testing.T) {
-	if _, err := os.Stat(serveChromium); err != nil {
+func TestBrowserPage(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("no browser to test the page with (%v): apt-get install chromium", err)
 	}
 	if testing.Short() {
 		t.Skip("runs a browser")
 	}
-	_, ts, _ := startServe(t, t.TempDir())
-	a := postModel(t, ts.URL, "mapping-a.pepa", readSeed(t))
-	postEvents(t, ts.URL, a, serveSeedEvents)
-	srcB, err := os.ReadFile(filepath.Join(filepath.Dir(serveSeed), "mapping-b.pepa"))
+	srv := start(t, t.TempDir(), Config{})
+	a := postModel(t, srv.url, "mapping-a.pepa", readSeed(t))
+	postEvents(t, srv.url, a, seedEvents)
+	srcB, err := os.ReadFile(filepath.Join(filepath.Dir(seedPath), "mapping-b.pepa"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := postModel(t, ts.URL, "mapping-b.pepa", string(srcB))
-	postEvents(t, ts.URL, b, []observe.Event{{Time: 4, Machine: "M2", Action: "compute1"}, {Time: 9.5, Machine: "M1", Action: "compute5"}})
+	b := postModel(t, srv.url, "mapping-b.pepa", string(srcB))
+	postEvents(t, srv.url, b, []observe.Event{{Time: 4, Machine: "M2", Action: "compute1"}, {Time: 9.5, Machine: "M1", Action: "compute5"}})
 
-	page := ts.URL + "/#token=" + url.QueryEscape(serveTestToken) + "&beta=45"
+	page := srv.url + "/#token=" + url.QueryEscape(testToken) + "&beta=45"
 	dom := string(chromiumRun(t, page, "--dump-dom"))
 	for _, want := range []string{
 		`data-id="` + a + `"`, `data-id="` + b + `"`,
@@ -100,9 +100,9 @@ func TestServeBrowserPage(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if err := os.WriteFile(servePageShot, png, 0o644); err != nil {
+	if err := os.WriteFile(pageShot, png, 0o644); err != nil {
 		t.Logf("keeping the screenshot: %v", err)
 	} else {
-		t.Logf("screenshot of the page: %s (%d bytes)", servePageShot, len(png))
+		t.Logf("screenshot of the page: %s (%d bytes)", pageShot, len(png))
 	}
 }

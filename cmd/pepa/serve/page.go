@@ -1,4 +1,4 @@
-package main
+package serve
 
 // The page 'pepa serve' shows at /: every model, with each machine's
 // finishing-time CDF conditioned on the completions observed, redrawn
@@ -10,7 +10,7 @@ package main
 // the DOM with textContent only (model names are the clients'), and the
 // Content-Security-Policy allows scripts and styles from the server only.
 
-const servePageHTML = `<!doctype html>
+const pageHTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -43,7 +43,7 @@ the machine that sets the robustness min<sub>j</sub> P(F<sub>j</sub> &le; &beta;
 </html>
 `
 
-const servePageCSS = `body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1000px; padding: 0 16px 32px; color: #222; }
+const pageCSS = `body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1000px; padding: 0 16px 32px; color: #222; }
 h1 { font-size: 22px; margin: 16px 0 4px; }
 .sub { margin: 0 0 10px; color: #555; }
 form { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
@@ -67,7 +67,7 @@ table.machines .state { text-align: left; color: #555; }
 footer { color: #666; font-size: 12px; margin-top: 24px; }
 `
 
-const servePageJS = `"use strict";
+const pageJS = `"use strict";
 (function () {
   var TOKEN = "pepa-serve-token", BETA = "pepa-serve-beta", PERIOD = 2000;
   var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];

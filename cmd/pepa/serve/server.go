@@ -53,7 +53,7 @@ type Config struct {
 	// Transient is the transient engine of the filter and the figures
 	// ("" or "auto", "uniformization", "laplace": passage's engines).
 	Transient string
-	Logf           func(format string, args ...any)
+	Logf      func(format string, args ...any)
 
 	// Test hooks: afterAppend runs when a request's events are on disk
 	// (and taken), before it is answered; computed when a figures

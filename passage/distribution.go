@@ -181,9 +181,13 @@ func LaplaceNote(eng *laplace.Engine, check float64) string {
 	} else {
 		note += fmt.Sprintf(" (a second contour at beta: %.2g)", check)
 	}
-	if n := eng.ComplexBlocks(); n > 0 {
+	switch n := eng.ComplexBlocks(); {
+	case n > 0:
 		note += fmt.Sprintf("; %d blocks with complex eigenvalues, up to %.1f degrees from the negative real axis: a contour of %d nodes inside them",
 			n, eng.Sector()*180/math.Pi, 2*eng.Nodes()+1)
+	case eng.Sector() > 0:
+		note += fmt.Sprintf("; poles up to order %d: a contour of %d nodes kept %.1f degrees from the negative real axis",
+			eng.PoleOrder(), 2*eng.Nodes()+1, eng.Sector()*180/math.Pi)
 	}
 	return note
 }

@@ -35,15 +35,16 @@ type Engine struct {
 	c       contour // the windows' contour
 	epsilon float64
 	mu      sync.Mutex
-	// checked is the largest error estimate a check found: the difference
-	// a second contour found, or, once the trapezoidal rule has been
-	// refined (level > 0), the refinement's.
+	// checked is the largest accuracy of a window taken (the contour's
+	// prediction for one healthy at the first level, the refinement's
+	// estimate for one refined), talbot the largest difference a second
+	// contour found at the first level (set aside once a check refined:
+	// it was the one that was wrong), level the finest refinement taken.
 	checked float64
-	// level is the trapezoidal rule's refinement: h / 2^level, every
-	// window solved at it (Check raises it where the second contour
-	// disagrees: poles of high order near the contour).
+	talbot  float64
 	level   int
 	refined bool
+
 	base    float64
 	windows map[int]*window
 	solves  int
@@ -64,6 +65,7 @@ type Engine struct {
 // solved). A window is never changed once made: a finer one replaces it.
 type window struct {
 	t0   float64
+	m    int              // the nodes' range: u up to m h
 	z    [][]complex128   // [level][node]
 	vals [][][]complex128 // [level][node][set]
 }
@@ -133,17 +135,18 @@ func (e *Engine) Solves() int {
 // trapezoidal rule's first level).
 func (e *Engine) Predicted() float64 { return e.c.predicted }
 
-// Accuracy is the estimated error of every F value: the contour's
-// predicted error, or the difference a second contour found (Check) if
-// that is larger; once Check has refined the rule, the refinement's
-// estimate.
+// Accuracy is the estimated error of every F value: the largest of the
+// windows' (the contour's prediction for a window healthy at the first
+// level, the refinement's estimate for one refined), and the difference
+// a second contour found (Check) unless a check had to refine; the
+// contour's prediction before any window is solved.
 func (e *Engine) Accuracy() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.refined {
-		return e.checked
+	if len(e.windows) == 0 {
+		return e.c.predicted
 	}
-	return math.Max(e.c.predicted, e.checked)
+	return math.Max(e.checked, e.talbot)
 }
 
 // Sector is the widest angle (radians) of the chain's poles from the
@@ -153,6 +156,9 @@ func (e *Engine) Accuracy() float64 {
 func (e *Engine) Sector() float64    { return e.sys.sector }
 func (e *Engine) ComplexBlocks() int { return e.sys.complexBlocks }
 func (e *Engine) Nodes() int         { return e.c.m }
+
+// PoleOrder is the system's longest run of one exit rate (System.PoleOrder).
+func (e *Engine) PoleOrder() int { return e.sys.poleOrder }
 
 // Level is the trapezoidal rule's refinement (h / 2^Level).
 func (e *Engine) Level() int {
@@ -211,10 +217,7 @@ func (e *Engine) beyond(k int, t float64) (float64, bool) {
 		lo, hi = min(lo, i), max(hi, i)
 	}
 	wlo, whi := e.windows[lo], e.windows[hi]
-	acc := math.Max(e.c.predicted, e.checked)
-	if e.refined {
-		acc = e.checked
-	}
+	acc := math.Max(e.checked, e.talbot)
 	e.mu.Unlock()
 	if wlo == nil {
 		return 0, false
@@ -296,97 +299,130 @@ func (w *window) coarse(c contour, k int, t float64) float64 {
 // the terms.
 func (w *window) estimate(c contour, k int, t float64, level int) float64 {
 	diff := math.Abs(w.value(c, k, t, level) - w.value(c, k, t, level-1))
-	last, mass := 0.0, 0.0
+	last, round := w.tail(c, k, t, level)
+	return diff + last + round
+}
+
+// tail is the sum's last terms at level for set k at t (the largest of
+// the last node's of each level: about what the truncation of the sum
+// leaves out) and the rounding of its terms.
+func (w *window) tail(c contour, k int, t float64, level int) (last, round float64) {
+	mass := 0.0
 	hl := c.h / float64(int(1)<<level)
 	for l := 0; l <= level; l++ {
 		for i, z := range w.z[l] {
 			a := 2 * hl * cmplx.Abs(cexpScaled(z, t)*w.vals[l][i][k])
 			mass += a
-			if (l == 0 && i == len(w.z[0])-1) || (l > 0 && i == len(w.z[l])-1) {
+			if i == len(w.z[l])-1 {
 				last = math.Max(last, a)
 			}
 		}
 	}
-	return diff + last + 0x1p-50*mass
+	return last, 0x1p-50 * mass
 }
 
-// window returns the window holding t, solved to the engine's level.
+// window returns the window holding t, solved to the level and range its
+// health asks (windowAt).
 func (e *Engine) window(t float64) (*window, error) {
 	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
-	e.mu.Lock()
-	level := e.level
-	e.mu.Unlock()
-	return e.windowAt(k, level)
+	return e.windowAt(k, 0)
 }
 
 // windowAt returns window k solved to level at least, solving what is
 // missing, and checks a window it solves (health): one whose rule at h
 // and 2h differ by more than the contour predicts, or whose two finest
-// levels differ by more than epsilon, is solved again a level finer (the
-// engine's level rises with it, and its accuracy becomes the refinement's
-// estimate), so that every window's values keep the accuracy the engine
-// states, not only the goal's (a group's rise at the first seconds of
-// Erlang work was 1.3e-5 off while the goal's window was right).
+// levels differ by more than epsilon, is solved again a level finer; one
+// whose last terms are too large to leave out is solved again over a
+// longer range of nodes. Each window goes as far as it needs (the
+// others keep their cost), and the engine's accuracy becomes the largest
+// refined estimate, so that every window's values keep the accuracy the
+// engine states, not only the goal's (a group's rise at the first
+// seconds of Erlang work was 1.3e-5 off while the goal's window was
+// right).
 func (e *Engine) windowAt(k, level int) (*window, error) {
+	m := e.c.m
 	for {
-		w, fresh, err := e.solveTo(k, level)
+		w, fresh, err := e.solveTo(k, level, m)
 		if err != nil || !fresh {
 			return w, err
 		}
-		need, est := e.health(w)
+		need, est, extend := e.health(w)
+		if extend && w.m < maxRange*e.c.m {
+			m, level = w.m+w.m/2, w.top()
+			continue
+		}
 		if need <= w.top() {
-			if w.top() > 0 {
-				e.mu.Lock()
-				if !e.refined {
-					e.checked = 0 // the Talbot contour's differences are set aside
-				}
-				e.refined = true
+			e.mu.Lock()
+			if w.top() > 0 || w.m > e.c.m {
 				e.level = max(e.level, w.top())
 				e.checked = math.Max(e.checked, est)
-				e.mu.Unlock()
+			} else {
+				e.checked = math.Max(e.checked, e.c.predicted)
 			}
+			e.mu.Unlock()
 			return w, nil
 		}
 		level = need
 	}
 }
 
-// health is the level window w needs, and the error estimate of its
-// values at its finest level (0 at the first level, where the contour's
-// prediction holds): at t0, 2 t0, ..., 16 t0 and for every set, the first
-// level's sums at h and 2h (every other node) must differ by at most the
-// contour's prediction for 2h (a transform the analysis fits, bounded
-// near the contour, does; poles of high order near it do not, and then
-// the prediction for h does not hold either: both scale with the
-// transform's size there); a finer level's estimate (window.estimate)
-// must be at most epsilon, until maxLevel.
-func (e *Engine) health(w *window) (int, float64) {
+// maxRange is the longest the nodes' range grows, in contour ranges.
+const maxRange = 4
+
+// health is the level window w needs, the error estimate of its values at
+// its finest level (0 at the first level, where the contour's prediction
+// holds), and whether the nodes' range must grow: at t0, 2 t0, ..., 16 t0
+// and for every set, the last terms of the sum must be below a tenth of
+// epsilon (the range is extended otherwise: refining h leaves the
+// truncation as it is); the first level's sums at h and 2h (every other
+// node) must differ by at most the contour's prediction for 2h (a
+// transform the analysis fits, bounded near the contour, does; poles of
+// high order near it do not, and then the prediction for h does not hold
+// either: both scale with the transform's size there); a finer level's
+// estimate (window.estimate) must be at most epsilon, until maxLevel.
+func (e *Engine) health(w *window) (int, float64, bool) {
 	top := w.top()
-	worst := 0.0
+	worst, lastWorst, gain := 0.0, 0.0, false
 	for i := 0; i <= 4; i++ {
 		t := w.t0 * float64(int(1)<<(i))
 		for s := range e.sets {
+			last, round := w.tail(e.c, s, t, top)
+			lastWorst = math.Max(lastWorst, last)
 			if top == 0 {
 				worst = math.Max(worst, math.Abs(w.value(e.c, s, t, 0)-w.coarse(e.c, s, t)))
-			} else {
-				worst = math.Max(worst, w.estimate(e.c, s, t, top))
+				continue
 			}
+			diff := math.Abs(w.value(e.c, s, t, top) - w.value(e.c, s, t, top-1))
+			est := diff + last + round
+			worst = math.Max(worst, est)
+			// A finer level can only shrink the difference of levels:
+			// where the truncation or the rounding is as large, it
+			// would gain nothing.
+			gain = gain || (est > e.epsilon && diff > math.Max(last, round))
 		}
 	}
 	switch {
-	case top == 0 && worst > e.c.coarse:
-		return 1, 0
+	case lastWorst > e.epsilon/10 && lastWorst > e.c.predicted:
+		return top, math.Max(worst, lastWorst), true
+	case top == 0 && (worst > e.c.coarse || e.c.predicted > e.epsilon/10):
+		// A transform the analysis does not fit, or a contour whose
+		// prediction does not reach epsilon (a steep one, for poles of
+		// high order): the refinement's estimate instead.
+		return 1, 0, false
+	case top == 0 && w.m > e.c.m:
+		return 0, math.Max(e.c.predicted, lastWorst), false
 	case top == 0:
-		return 0, 0
-	case worst > e.epsilon && top < maxLevel:
-		return top + 1, worst
+		return 0, 0, false
+	case gain && top < maxLevel:
+		return top + 1, worst, false
 	}
-	return top, worst
+	return top, worst, false
 }
 
-// solveTo returns window k solved to level at least, and whether this
-// call solved it.
-func (e *Engine) solveTo(k, level int) (*window, bool, error) {
+// solveTo returns window k solved to level and range m at least, and
+// whether this call solved it (a window of a shorter range is solved
+// again from the start).
+func (e *Engine) solveTo(k, level, m int) (*window, bool, error) {
 	e.mu.Lock()
 	if e.err != nil {
 		err := e.err
@@ -395,11 +431,18 @@ func (e *Engine) solveTo(k, level int) (*window, bool, error) {
 	}
 	old := e.windows[k]
 	e.mu.Unlock()
-	if old != nil && old.top() >= level {
+	if old != nil && old.m >= m && old.top() >= level {
 		return old, false, nil
 	}
+	if old != nil && old.m != m {
+		if old.m > m {
+			m = old.m
+		} else {
+			old = nil
+		}
+	}
 	t0 := e.base * math.Pow(windowRatio, float64(k))
-	w, added, err := e.solveWindow(t0, old, level)
+	w, added, err := e.solveWindow(t0, old, level, m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
@@ -408,19 +451,19 @@ func (e *Engine) solveTo(k, level int) (*window, bool, error) {
 		}
 		return nil, false, err
 	}
-	if cur := e.windows[k]; cur != nil && cur.top() >= w.top() {
+	e.solves += added
+	if cur := e.windows[k]; cur != nil && cur.m >= w.m && cur.top() >= w.top() {
 		return cur, false, nil // solved meanwhile by another caller
 	}
 	e.windows[k] = w
-	e.solves += added
 	return w, true, nil
 }
 
 // solveWindow returns the window starting at t0 solved to level: old's
 // levels (nil: none) and the transforms at the nodes of the levels above
 // them, solved on the engine's workers; and how many solves that took.
-func (e *Engine) solveWindow(t0 float64, old *window, level int) (*window, int, error) {
-	w := &window{t0: t0}
+func (e *Engine) solveWindow(t0 float64, old *window, level, m int) (*window, int, error) {
+	w := &window{t0: t0, m: m}
 	if old != nil {
 		w.z, w.vals = append(w.z, old.z...), append(w.vals, old.vals...)
 	}
@@ -428,11 +471,11 @@ func (e *Engine) solveWindow(t0 float64, old *window, level int) (*window, int, 
 	for l := len(w.z); l <= level; l++ {
 		var js []int
 		if l == 0 {
-			for j := 0; j <= e.c.m; j++ {
+			for j := 0; j <= m; j++ {
 				js = append(js, j)
 			}
 		} else {
-			for j := 1; j < e.c.m<<l; j += 2 {
+			for j := 1; j < m<<l; j += 2 {
 				js = append(js, j)
 			}
 		}
@@ -621,7 +664,7 @@ func (e *Engine) Check(t float64) (float64, error) {
 	}
 	if worst <= e.epsilon {
 		e.mu.Lock()
-		e.checked = math.Max(e.checked, worst)
+		e.talbot = math.Max(e.talbot, worst)
 		e.mu.Unlock()
 		return worst, nil
 	}
@@ -633,30 +676,26 @@ func (e *Engine) Check(t float64) (float64, error) {
 // error estimate of the finer one's value at t (window.estimate).
 func (e *Engine) refine(t float64) (float64, error) {
 	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
-	e.mu.Lock()
-	level := max(e.level, 1)
-	e.mu.Unlock()
+	level := 1
 	for {
 		w, err := e.windowAt(k, level)
 		if err != nil {
 			return math.NaN(), err
 		}
+		top := w.top()
 		worst := 0.0
 		for s := range e.sets {
-			worst = math.Max(worst, w.estimate(e.c, s, t, level))
+			worst = math.Max(worst, w.estimate(e.c, s, t, top))
 		}
-		if worst <= e.epsilon || level == maxLevel {
+		if worst <= e.epsilon || top >= maxLevel {
 			e.mu.Lock()
-			if !e.refined {
-				e.checked = 0 // the Talbot contour's differences are set aside
-			}
-			e.refined = true
-			e.level = max(e.level, level)
+			e.refined, e.talbot = true, 0 // the Talbot contour's differences are set aside
+			e.level = max(e.level, top)
 			e.checked = math.Max(e.checked, worst)
 			e.mu.Unlock()
 			return worst, nil
 		}
-		level++
+		level = top + 1
 	}
 }
 

@@ -73,6 +73,7 @@ type System struct {
 	// complexBlocks how many blocks have eigenvalues off the real axis.
 	sector        float64
 	complexBlocks int
+	poleOrder     int // the longest run of equal exit rates (poleOrders)
 }
 
 // A block is a strongly connected component of more than one state, at
@@ -121,14 +122,61 @@ func NewSystem(c *ctmc.Chain, tgt Target) (*System, error) {
 		}
 		s.exit[i] = q
 	}
-	if ordered {
-		return s, nil // breadth-first numbering is a topological order
+	if !ordered {
+		if s.order = kahn(s); s.order == nil {
+			if err := s.blocksByTarjan(); err != nil {
+				return s, err
+			}
+		}
 	}
-	if s.order = kahn(s); s.order != nil {
-		return s, nil
-	}
-	return s, s.blocksByTarjan()
+	s.poleOrders()
+	return s, nil
 }
+
+// poleOrders finds the longest run of states with one exit rate along a
+// path (transitions within a block left out): a pole of that order at
+// minus the rate (Erlang work of k phases: order k, and more where
+// several machines' phases line up). Past highOrder, the transform grows
+// like (rate / |z + rate|)^order where the contour passes the pole at an
+// angle, so the contour is kept steeper: the sector of the poles is
+// widened to where that growth stays below orderGrowth on the strip
+// (cos(alpha + d)^-order at most orderGrowth).
+func (s *System) poleOrders() {
+	n := s.c.N
+	run := make([]int32, n)
+	same := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+	longest := int32(1)
+	blockEnd := 0 // positions before it are in the block being passed
+	for k := 0; k < n; k++ {
+		if s.blockAt != nil && s.blockAt[k] > 0 {
+			blockEnd = int(s.blocks[s.blockAt[k]-1].hi)
+		}
+		i := s.state(k)
+		run[i] = max(run[i], 1)
+		longest = max(longest, run[i])
+		if k < blockEnd || s.absorbing(int(i)) || s.exit[i] == 0 {
+			continue // a block's states: its cycles are not runs
+		}
+		for e := s.c.RowPtr[i]; e < s.c.RowPtr[i+1]; e++ {
+			j := s.succ(i, e)
+			if j < 0 || int(j) >= n || !same(s.exit[i], s.exit[j]) {
+				continue
+			}
+			run[j] = max(run[j], run[i]+1)
+		}
+	}
+	s.poleOrder = int(longest)
+	if longest > highOrder {
+		widened := math.Pi/2 - math.Acos(math.Pow(orderGrowth, -1/float64(longest)))
+		s.sector = math.Max(s.sector, widened)
+	}
+}
+
+// highOrder and orderGrowth: poleOrders.
+const (
+	highOrder   = 24
+	orderGrowth = 100
+)
 
 // absorbing reports whether state i's transitions are dropped.
 func (s *System) absorbing(i int) bool { return s.target != nil && s.target[i] }
@@ -371,6 +419,10 @@ func (s *System) blockQ(b block) (q, leak []float64) {
 // axis.
 func (s *System) Sector() float64    { return s.sector }
 func (s *System) ComplexBlocks() int { return s.complexBlocks }
+
+// PoleOrder is the longest run of states with one exit rate along a path:
+// the order of the transform's pole there.
+func (s *System) PoleOrder() int { return s.poleOrder }
 
 // States is the number of values a solve computes (the chain's states and
 // the sink).

@@ -619,6 +619,13 @@ func (e *Engine) Check(t float64) (float64, error) {
 	if refined {
 		return e.refine(t)
 	}
+	// A window its health refined has its estimate already: the second
+	// contour would add nothing.
+	if w, err := e.window(t); err != nil {
+		return math.NaN(), err
+	} else if w.top() > 0 {
+		return e.refine(t)
+	}
 	n := 2 * checkNodes
 	h := 2 * math.Pi / float64(n)
 	zs := make([]complex128, checkNodes)

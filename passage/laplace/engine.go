@@ -366,6 +366,14 @@ func (e *Engine) windowAt(k, level int) (*window, error) {
 	}
 }
 
+// coarseMargin is how far above the contour's prediction for 2h a window's
+// sums at h and 2h may differ before it is refined: a CDF's transform
+// (about 1/z near the contour's vertex) takes them 1.1 times past it on an
+// exponential network whose rule at h is right to 1e-14 (the prediction
+// assumes a transform bounded by 1), while poles of high order take them
+// 4.4 (Erlang-16 at its mean) to 4,000 times past it.
+const coarseMargin = 4
+
 // maxRange is the longest the nodes' range grows, in contour ranges.
 const maxRange = 4
 
@@ -404,7 +412,7 @@ func (e *Engine) health(w *window) (int, float64, bool) {
 	switch {
 	case lastWorst > e.epsilon/10 && lastWorst > e.c.predicted:
 		return top, math.Max(worst, lastWorst), true
-	case top == 0 && (worst > e.c.coarse || e.c.predicted > e.epsilon/10):
+	case top == 0 && (worst > coarseMargin*e.c.coarse || e.c.predicted > e.epsilon/10):
 		// A transform the analysis does not fit, or a contour whose
 		// prediction does not reach epsilon (a steep one, for poles of
 		// high order): the refinement's estimate instead.

@@ -101,6 +101,26 @@ func HiddenWith(ctx context.Context, c *ctmc.Chain, alpha []float64, observed []
 		}
 	}
 	v, err := hiddenByUniformization(ctx, c, alpha, observed, t, epsilon)
+	// The caller normalises: where little mass is left, the series'
+	// truncation (epsilon of alpha's mass) would be large beside it, so
+	// it runs again with epsilon scaled down to the mass left (a few more
+	// terms), until the truncation is at most epsilon of what it keeps.
+	start := 0.0
+	for _, x := range alpha {
+		start += x
+	}
+	asked := epsilon
+	for try := 0; err == nil && try < 4; try++ {
+		left := 0.0
+		for _, x := range v {
+			left += x
+		}
+		if !(left > 0) || epsilon*start <= asked*left || epsilon <= 1e-300 {
+			break
+		}
+		epsilon = math.Max(asked*left/start/10, 1e-300)
+		v, err = hiddenByUniformization(ctx, c, alpha, observed, t, epsilon)
+	}
 	return v, EngineUniformization, err
 }
 

@@ -66,7 +66,8 @@ type badName struct {
 	count int
 }
 
-// badNameError reports a malformed name once, at its first use.
+// badNameError reports a malformed name, or a stray character, once, at
+// its first use.
 func (s *scanner) badNameError(start int, name, format string, args ...any) {
 	if b, ok := s.badNames[name]; ok {
 		b.count++
@@ -147,7 +148,7 @@ func scan(file, src string, diags *Diagnostics) *scanner {
 	s.toks = append(s.toks, lexer.Token{Type: tokEOF, Pos: s.lpos(s.off)})
 	for _, b := range s.badNames {
 		if b.count > 0 {
-			(*s.diags)[b.diag].Msg += fmt.Sprintf(" (and %d more uses)", b.count)
+			(*s.diags)[b.diag].Msg += fmt.Sprintf(" (%d more in this file)", b.count)
 		}
 	}
 	return s
@@ -337,7 +338,9 @@ func (s *scanner) punct(start int) {
 	case r < ' ' || r == 0x7f:
 		s.errorf(start, "illegal control character %U", r)
 	default:
-		s.errorf(start, "unexpected character %q", r)
+		// The same stray character throughout a file (PEPA written with
+		// a LaTeX \top) is one cause.
+		s.badNameError(start, "char "+string(r), "unexpected character %q", r)
 	}
 	s.off += size
 	s.emit(tokInvalid, start)

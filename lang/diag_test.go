@@ -27,6 +27,7 @@ func TestDiagnostics(t *testing.T) {
 		{"prime on a rate", "r' = 1; P = (a, 1).P; P", []string{"1:1: error: a prime (') is not allowed in the action or rate name r'"}},
 		{"prime inside an action name", "P = (bid'_in, 1).P; P", []string{"1:6: error: a prime (') is not allowed in the action or rate name bid'_in: a name that starts with a lower-case letter names an action or a rate"}},
 		{"prime inside a process name", "P'x = (a, 1).P'x; P'x", []string{"1:1: error: a prime (') is only allowed at the end of a process name (P', P''), not inside it as in P'x (2 more in this file)"}},
+		{"two malformed numbers in a statement", "r = 1e+ + 2x; P = (a, 1).P; P", []string{"1:5: error: malformed number \"1e+\""}},
 		{"a stray character once a file", "P = (a, \\top).P; Q = (b, \\top).Q; P <> Q", []string{"1:9: error: unexpected character '\\\\' (1 more in this file)"}},
 		{"one lexical error a statement", "P = (a, 1).P @ $ ; Q = (b, 1).Q ? ; P <> Q", []string{"1:14: error: unexpected character '@'", "1:33: error: unexpected character '?'"}},
 		{"number out of range", "r = 1e999; P = (a, r).P; P", []string{"1:5: error: number 1e999 is out of the range"}},

@@ -357,6 +357,7 @@ func corpusModel(t *testing.T, dir string, e corpusEntry) time.Duration {
 	if chk.code != exitOK {
 		t.Fatalf("check refuses it; the manifest says %s:\n%s", e.outcome, chk.stderr)
 	}
+	formatRoundTrip(t, filepath.Join(dir, e.path))
 
 	want := e.outcome
 	limit, maxStates := quickLimit, []string{"--max-states", quickMax}
@@ -430,6 +431,32 @@ func corpusModel(t *testing.T, dir string, e corpusEntry) time.Duration {
 		}
 	}
 	return took
+}
+
+// formatRoundTrip checks that pepa fmt's layout of a model reads back as
+// the same model, and that formatting it again changes nothing (the
+// dialects' spellings, _ and top, ipc's P[n, {a}], have one canonical form).
+func formatRoundTrip(t *testing.T, path string) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, diags := lang.Parse(path, src)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	out := lang.Format(f)
+	g, diags := lang.Parse(path, out)
+	if diags.HasErrors() {
+		t.Fatalf("pepa fmt's output does not parse: %v\n%s", diags.Err(), out)
+	}
+	if !lang.Equal(f, g) {
+		t.Errorf("pepa fmt's output is another model:\n%s", out)
+	}
+	if again := lang.Format(g); string(again) != string(out) {
+		t.Errorf("pepa fmt is not idempotent:\n%s\nthen\n%s", out, again)
+	}
 }
 
 // referenceCompared counts the models compareReference checked.

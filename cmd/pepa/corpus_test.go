@@ -299,7 +299,9 @@ func TestCorpus(t *testing.T) {
 		}
 		e := e
 		t.Run(e.path, func(t *testing.T) {
-			t.Parallel()
+			if !*corpusLong {
+				t.Parallel() // the long runs are timed: one at a time
+			}
 			took := corpusModel(t, dir, e)
 			mu.Lock()
 			total += took

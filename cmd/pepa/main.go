@@ -42,6 +42,7 @@ var verbs = map[string]verb{
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 	"serve":      {"answer a controller over HTTP: robustness conditioned on observed completions, and a page", runServe},
+	"fluid":      {"fluid (ODE) analysis of populations: time series, fluid steady state, throughputs, a tagged copy's passage", runFluid},
 }
 
 // env is what a verb may touch: its streams.

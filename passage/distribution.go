@@ -121,6 +121,12 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		}
 		return EngineChoice{Engine: EngineUniformization, Why: "the chain's cycles rule out Laplace-transform inversion (" + err.Error() + ")"}, nil
 	}
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the Laplace engine's block generators (%d blocks)", sys.Blocks()), membudget.Bytes(1, sys.BlockBytes()), ""); err != nil {
+		if force == EngineLaplace {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion's blocks do not fit in the memory budget (" + err.Error() + ")"}, nil
+	}
 	eng, err := laplace.New(ctx, sys, alpha, sets, beta, epsilon)
 	if err != nil {
 		if force == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
@@ -140,16 +146,19 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		horizon = mean + math.Log(2/epsilon)*tail/math.E
 	}
 	steps := q * horizon
+	// A solve is a pass over the transitions, and more where blocks the
+	// chain leaves are factored at every node (System.Work).
+	perSolve := solveCostInSteps * float64(sys.Work()) / float64(max(1, len(c.Col)))
 	solves := float64(laplaceWindows*eng.WindowSolves() + eng.CheckSolves())
 	if math.IsInf(horizon, 0) || math.IsNaN(horizon) {
 		return EngineChoice{Engine: EngineUniformization, Why: "a passage may never end: uniformization's series bounds what it leaves"}, nil
 	}
-	if steps < laplaceMinSteps || steps < autoMargin*solveCostInSteps*solves {
+	if steps < laplaceMinSteps || steps < autoMargin*perSolve*solves {
 		return EngineChoice{Engine: EngineUniformization, Why: fmt.Sprintf("uniformization predicted cheaper: about %.3g steps (q = %.3g, tail to t = %.4g) against %.0f Laplace solves worth %.0f steps",
-			steps, q, horizon, solves, solveCostInSteps*solves)}, nil
+			steps, q, horizon, solves, perSolve*solves)}, nil
 	}
 	why := fmt.Sprintf("Laplace-transform inversion predicted cheaper: about %.0f solves worth %.0f steps against about %.3g steps of uniformization (q = %.3g, tail to t = %.4g)",
-		solves, solveCostInSteps*solves, steps, q, horizon)
+		solves, perSolve*solves, steps, q, horizon)
 	// The contour's prediction assumes transforms of moderate size near
 	// it; poles of high order (an Erlang chain of many phases: a nearly
 	// deterministic time) make them huge there, and the inversion loses

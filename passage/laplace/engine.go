@@ -849,12 +849,11 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 
 // holds reports whether state j is in the block.
 func (b block) holds(s *System, j int32) bool {
-	for p := b.lo; p < b.hi; p++ {
-		if s.order[p] == j {
-			return true
-		}
+	if j < 0 || int(j) >= len(s.pos) {
+		return false // the sink
 	}
-	return false
+	p := s.pos[j]
+	return p >= b.lo && p < b.hi
 }
 
 // MaxRest is set k's largest expected time to the set from a state the
@@ -961,7 +960,7 @@ func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 			}
 		})
 	}
-	if err := gthEliminate(r, kill, b); err != nil {
+	if err := gthEliminate(r, kill, b, bl.env); err != nil {
 		for k := range c {
 			c[k] = math.NaN() // a block the chain leaves is never singular
 		}
@@ -970,13 +969,13 @@ func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 		// later j of q_kj m_j) / p_k.
 		for k := 0; k < b; k++ {
 			ck := c[k] / r[k*b+k]
-			for i := k + 1; i < b; i++ {
+			for i := k + 1; i <= int(bl.env[b+k]); i++ {
 				c[i] += r[i*b+k] * ck
 			}
 		}
 		for k := b - 1; k >= 0; k-- {
 			v := c[k]
-			for j := k + 1; j < b; j++ {
+			for j := k + 1; j <= int(bl.env[k]); j++ {
 				v += r[k*b+j] * c[j]
 			}
 			c[k] = v / r[k*b+k]

@@ -99,6 +99,9 @@ func TestLaplaceNonDedicatedModels(t *testing.T) {
 	cases := []stiffCase{
 		{file: "testdata/nondedicated-4000.pepa", betas: []float64{20000}, oracle: radauOracle, tol: 1e-8, limit: 2 * time.Second},
 		{file: "testdata/failing-net-1e6.pepa", betas: []float64{3000}, oracle: radauOracle, tol: 1e-8, limit: 2 * time.Second},
+		// Owners' queues 8 deep on two machines: blocks of 81 states
+		// (more than the 64 the engine once took), factored banded.
+		{file: "testdata/owners-queue.pepa", betas: []float64{8000}, oracle: radauOracle, tol: 1e-8, limit: 2 * time.Second},
 	}
 	if long {
 		cases[0].betas = []float64{10000, 30000}

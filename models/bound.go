@@ -97,7 +97,7 @@ func (in *Instance) shareBounds(ctx context.Context, j int, subset []int, beta, 
 // owner job, under sharing at 1/(n+1) with departures at mu n/(n+1). It is
 // a transient solution by uniformization of the chain (phases done, owner
 // jobs), within 1e-10.
-func phaseProgress(ctx context.Context, o *Owner, phases []float64, t float64) ([]float64, error) {
+func phaseProgress(ctx context.Context, o *SpecOwner, phases []float64, t float64) ([]float64, error) {
 	L := len(phases)
 	capacity, sharing := 0, false
 	var arrival, service float64

@@ -344,7 +344,7 @@ func (in *Instance) machineSteps(j int, apps []int) (steps []machineStep, pre in
 func (in *Instance) machineMoves(j int, apps []int, visit func(from machinePos, moves []machineMove)) {
 	o := in.embeddedOwner(j)
 	if o == nil {
-		o = &Owner{}
+		o = &SpecOwner{}
 	}
 	steps, pre := in.machineSteps(j, apps)
 	paths := []int{0, 1}[:in.machinePaths(j, apps)]
@@ -466,7 +466,7 @@ func (in *Instance) singlePath(apps []int, j int) bool {
 // WriteSpec writes a specification with every value resolved (uniform
 // ranges drawn) and the given mappings: gen on it writes the same models.
 func (in *Instance) WriteSpec(w io.Writer, mappings ...Mapping) error {
-	owners := map[string]*Owner{}
+	owners := map[string]*SpecOwner{}
 	for j, o := range in.Owners {
 		if o != nil {
 			owners[in.Machines[j]] = o

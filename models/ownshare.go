@@ -67,7 +67,7 @@ func (in *Instance) external(j int) bool {
 
 // embeddedOwner is machine j's owner when it is written into the machine
 // (machineMoves), else nil.
-func (in *Instance) embeddedOwner(j int) *Owner {
+func (in *Instance) embeddedOwner(j int) *SpecOwner {
 	if in.external(j) {
 		return nil
 	}
@@ -165,7 +165,7 @@ func (r *resolver) resolveOwnerUses(in *Instance) {
 
 // ownerData resolves an owner's "data": one number for every resource it
 // uses, or an object of resource names to numbers, each positive.
-func (r *resolver) ownerData(path, mach string, o *Owner, in *Instance) []float64 {
+func (r *resolver) ownerData(path, mach string, o *SpecOwner, in *Instance) []float64 {
 	raw := bytes.TrimSpace(o.Data)
 	out := make([]float64, len(o.usesIdx))
 	check := func(p, res string, x float64) bool {

@@ -43,7 +43,7 @@ type Spec struct {
 	Seed         uint64      `json:"seed"`
 	Mappings     []Mapping   `json:"mappings"`
 	// Owners replaces a machine's static availability by an owner process.
-	Owners map[string]*Owner `json:"owners"`
+	Owners map[string]*SpecOwner `json:"owners"`
 	// Work sets the distribution of an application's work.
 	Work *Work `json:"work"`
 	// Resources are shared networks or file servers (shared.go).
@@ -66,18 +66,11 @@ type Values struct {
 	Perturbed json.RawMessage `json:"perturbed"`
 }
 
-// Owner is the workload of a non-dedicated machine's owner: jobs arrive at
-// rate Arrival, are served at rate Service, at most Capacity are present (1:
-// an on/off owner). Under "preemptive" priority the applications run only
-// while no owner job is present; under "sharing" (processor sharing) they
-// get 1/(n+1) of the processor with n owner jobs present. Start says
-// whether the owner is idle at t = 0 or in its steady state.
-type Owner struct {
-	Arrival    float64 `json:"arrival"`
-	Service    float64 `json:"service"`
-	Discipline string  `json:"discipline"`
-	Capacity   int     `json:"capacity"`
-	Start      string  `json:"start"`
+// SpecOwner is an owner as a specification gives it: the workload
+// (Owner, the fields a model's pepa:owner pragma carries) and how the
+// owner's jobs use the shared resources.
+type SpecOwner struct {
+	Owner
 	// Transfers says whether an application's request and transfer on a
 	// shared resource go on while an owner job is at the processor
 	// ("continue", the default) or wait for it to leave ("pause").
@@ -89,68 +82,6 @@ type Owner struct {
 
 	usesIdx []int     // indices into Instance.Resources, name order
 	data    []float64 // per entry of usesIdx
-}
-
-// Rho is the owner's load lambda_o / mu_o.
-func (o *Owner) Rho() float64 { return o.Arrival / o.Service }
-
-// Stationary is the steady-state distribution of the number of owner jobs
-// on their own (an M/M/1/N queue): pi_n proportional to rho^n, n = 0..N.
-// It is what an application arriving at a random time finds, and the
-// distribution of a "stationary" start.
-//
-// The terms are scaled by the largest (rho^N when rho > 1), so a heavy
-// owner with a large capacity gives pi_0 underflowing to 0 rather than
-// rho^N overflowing to Inf and the distribution to NaN.
-func (o *Owner) Stationary() []float64 {
-	return geometric(o.Rho(), o.Capacity, false)
-}
-
-// geometric returns the normalised weights rho^n (with weighted, (n+1)
-// rho^n), n = 0..N, computed from the largest term down so that no term
-// overflows.
-func geometric(rho float64, capacity int, weighted bool) []float64 {
-	pi := make([]float64, capacity+1)
-	logRho := math.Log(rho)
-	logW := func(n int) float64 {
-		l := float64(n) * logRho
-		if weighted {
-			l += math.Log(float64(n + 1))
-		}
-		return l
-	}
-	top := math.Inf(-1)
-	for n := range pi {
-		top = math.Max(top, logW(n))
-	}
-	sum := 0.0
-	for n := range pi {
-		pi[n] = math.Exp(logW(n) - top)
-		sum += pi[n]
-	}
-	for n := range pi {
-		pi[n] /= sum
-	}
-	return pi
-}
-
-// Availability is the long-run share of the processor the applications
-// get while they run. Under preemption it is P(no owner job) in the
-// owner's M/M/1/N steady state, (1 - rho)/(1 - rho^(N+1)). Under sharing
-// the owner's jobs leave at mu n/(n+1) while an application runs, so the
-// steady state is pi_n proportional to (n+1) rho^n and the share is
-// E[1/(n+1)] = sum rho^n / sum (n+1) rho^n (1 - rho as N grows: the
-// processor is never idle, and the owner takes rho of it).
-func (o *Owner) Availability() float64 {
-	if o.Discipline == "sharing" {
-		// E[1/(n+1)] under pi_n proportional to (n+1) rho^n.
-		share := 0.0
-		for n, p := range geometric(o.Rho(), o.Capacity, true) {
-			share += p / float64(n+1)
-		}
-		return share
-	}
-	return o.Stationary()[0]
 }
 
 // Work is the distribution of an application's work: Erlang with Phases
@@ -224,7 +155,7 @@ type Instance struct {
 	AvailP    []float64   // perturbed
 	Mappings  []Mapping
 	SpecFile  string
-	Owners    []*Owner // by machine; nil for a static availability
+	Owners    []*SpecOwner // by machine; nil for a static availability
 	Phases    int      // Erlang phases of every application's work
 	// ETCOrigin says where a generated ETC matrix came from (etc_generate,
 	// described), "" for a given one.
@@ -415,7 +346,7 @@ func knownFields(path string) string {
 	case path == "":
 		t = reflect.TypeOf(Spec{})
 	case strings.HasPrefix(path, "owners."):
-		t = reflect.TypeOf(Owner{})
+		t = reflect.TypeOf(SpecOwner{})
 	case path == "work":
 		t = reflect.TypeOf(Work{})
 	case strings.HasPrefix(path, "resources."):
@@ -435,13 +366,24 @@ func knownFields(path string) string {
 	default:
 		return ""
 	}
+	return strings.Join(jsonFields(t), ", ")
+}
+
+// jsonFields are the JSON names of a struct's fields, those of an embedded
+// struct (promoted by encoding/json) in its place.
+func jsonFields(t reflect.Type) []string {
 	var names []string
 	for i := 0; i < t.NumField(); i++ {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			names = append(names, jsonFields(f.Type)...)
+			continue
+		}
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
 			names = append(names, tag)
 		}
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // describeType says what a Go type is in the specification's terms.
@@ -776,7 +718,7 @@ func (r *resolver) checkAllocation(in *Instance, path string, m Mapping, appInde
 // them.
 func (r *resolver) resolveOwners(in *Instance) {
 	s := r.s
-	in.Owners = make([]*Owner, len(in.Machines))
+	in.Owners = make([]*SpecOwner, len(in.Machines))
 	owned := make([]string, 0, len(s.Owners))
 	for mach := range s.Owners {
 		owned = append(owned, mach)
@@ -818,7 +760,7 @@ func (r *resolver) resolveOwners(in *Instance) {
 
 // checkOwner checks the owner o of machine mach (index j, -1 if unknown),
 // at path: its first fault.
-func (r *resolver) checkOwner(in *Instance, path, mach string, j int, o *Owner) {
+func (r *resolver) checkOwner(in *Instance, path, mach string, j int, o *SpecOwner) {
 	switch {
 	case !(o.Arrival > 0) || math.IsInf(o.Arrival, 0):
 		r.errorf(path+".arrival", "owner of %s: the arrival rate must be positive, found %g", mach, o.Arrival)

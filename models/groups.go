@@ -164,7 +164,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	// Phase 1, in parallel: every group's chain.
-	err = parallel(ctx, len(jobs), func(k int) error {
+	err = Parallel(ctx, len(jobs), func(k int) error {
 		return jobs[k].derive(ctx, s, stop, opt)
 	})
 	if err != nil {
@@ -203,7 +203,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	res.Groups = make([]GroupResult, len(jobs))
-	err = parallel(ctx, len(jobs), func(k int) error {
+	err = Parallel(ctx, len(jobs), func(k int) error {
 		return jobs[k].solve(ctx, machines, res, &res.Groups[k], opt)
 	})
 	if err != nil {
@@ -244,7 +244,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 	}
 	res.setEpsilon(opt.Epsilon)
 	if opt.Semantics == passage.Plugin {
-		res.productJoint(1e-9)
+		res.ProductJoint(1e-9)
 		res.Joint = "product of the machines' plug-in distributions (each has its own start)"
 		if !res.Independent {
 			res.Joint += ", although " + res.Dependence
@@ -522,7 +522,7 @@ func partStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 	if pr != nil {
 		own = &Pragmas{Initial: map[string]map[string]float64{}}
 		for _, l := range c.S.Leaves {
-			if d, ok := pr.initialOf(l.Name); ok {
+			if d, ok := pr.InitialOf(l.Name); ok {
 				own.Initial[l.Name] = d
 			}
 		}
@@ -641,7 +641,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 		if d == nil {
 			continue // plug-in: nothing to compute (noted)
 		}
-		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		mr.Dist, mr.alpha = d, j.probs[k].Alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return err
 		}
@@ -662,7 +662,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	// its passage.
 	if len(j.machines) == 1 {
 		mr := &res.Machines[j.machines[0]]
-		g.dist, g.maxRest, g.Mean = mr.dist, mr.maxRest, mr.Mean
+		g.dist, g.maxRest, g.Mean = mr.Dist, mr.MaxRest, mr.Mean
 		g.MeanError = mr.meanError
 		g.PAllByBeta = mr.PByBeta
 		return nil
@@ -680,7 +680,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	if err := tmp.setMeanFrom(ctx, chain, j.probs[len(j.probs)-1], d, linear && len(chain.Col) <= meanSolveLimit); err != nil {
 		return err
 	}
-	g.Mean, g.maxRest, g.MeanError = tmp.Mean, tmp.maxRest, tmp.meanError
+	g.Mean, g.maxRest, g.MeanError = tmp.Mean, tmp.MaxRest, tmp.meanError
 	return nil
 }
 
@@ -692,9 +692,9 @@ func (mr *MachineResult) setMeanFrom(ctx context.Context, c *ctmc.Chain, pr pass
 	if !linear {
 		m, tail, err := d.SeriesMean()
 		if err == nil {
-			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			mr.Mean, mr.MaxRest, mr.meanError = m, math.NaN(), tail
 			if math.IsInf(m, 1) {
-				mr.maxRest = math.Inf(1)
+				mr.MaxRest = math.Inf(1)
 			}
 			return nil
 		}
@@ -879,11 +879,11 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	for k, i := range j.machines {
 		mr := &res.Machines[i]
 		d := dist(k)
-		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		mr.Dist, mr.alpha = d, j.probs[k].Alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return false, err
 		}
-		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.Mean, mr.MaxRest = d.Mean(), d.MaxRest()
 		mr.meanError = 1e-12 * mr.Mean
 		if !opt.NoQuantile {
 			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {

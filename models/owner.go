@@ -77,4 +77,3 @@ func (o *Owner) Availability() float64 {
 	}
 	return o.Stationary()[0]
 }
-

@@ -116,10 +116,10 @@ type MachineResult struct {
 	PByBetaLo, PByBetaHi   float64
 	MeanLo, MeanHi         float64
 	QuantileLo, QuantileHi float64
-	dist                   passage.Distribution
-	meanError              float64   // bound on Mean's error (estimate for a series sum)
-	maxRest                float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
-	alpha                  []float64 // the passage's start distribution
+	Dist                   passage.Distribution `json:"-"` // the finishing-time distribution (optimize sets it for the chains it builds)
+	meanError              float64              // bound on Mean's error (estimate for a series sum)
+	MaxRest                float64              `json:"-"` // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
+	alpha                  []float64            // the passage's start distribution
 	// Sensitivity is set by Sensitivities.
 	Sensitivity *Sensitivity
 }
@@ -127,10 +127,10 @@ type MachineResult struct {
 // CDF is the machine's finishing-time distribution function (nil result
 // when it was not computed).
 func (m *MachineResult) CDF(t float64) (float64, error) {
-	if m.dist == nil {
+	if m.Dist == nil {
 		return math.NaN(), nil
 	}
-	return m.dist.CDF(t)
+	return m.Dist.CDF(t)
 }
 
 // Result is the robustness analysis of one mapping model.
@@ -247,7 +247,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	res.Robustness = math.Inf(1)
 	for k, i := range solved {
 		mr := &res.Machines[i]
-		mr.dist = dists[k]
+		mr.Dist = dists[k]
 		if mr.PByBeta, err = dists[k].CDF(opt.Beta); err != nil {
 			return nil, err
 		}
@@ -266,12 +266,12 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 			m, tail, err := dists[k].SeriesMean()
 			if err != nil {
 				// As for a mean the solver cannot bound: unavailable, noted.
-				mr.Mean, mr.maxRest, mr.Note = math.NaN(), math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
+				mr.Mean, mr.MaxRest, mr.Note = math.NaN(), math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
 				continue
 			}
-			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			mr.Mean, mr.MaxRest, mr.meanError = m, math.NaN(), tail
 			if math.IsInf(m, 1) {
-				mr.maxRest = math.Inf(1)
+				mr.MaxRest = math.Inf(1)
 			}
 			worstTail = math.Max(worstTail, tail)
 			continue
@@ -279,7 +279,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if err := mr.setMeanFrom(ctx, c, probs[k], dists[k], linear); err != nil {
 			return nil, err
 		}
-		if math.IsNaN(mr.maxRest) {
+		if math.IsNaN(mr.MaxRest) {
 			worstTail = math.Max(worstTail, mr.meanError)
 		}
 	}
@@ -311,9 +311,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 // with a note, and the machine's distribution stands.
 func (mr *MachineResult) setMean(ctx context.Context, c *ctmc.Chain, pr passage.Problem) error {
 	var err error
-	mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, pr)
+	mr.Mean, mr.MaxRest, err = passage.MeanTimes(ctx, c, pr)
 	if errors.Is(err, passage.ErrMeanUnavailable) && ctx.Err() == nil {
-		mr.Mean, mr.maxRest = math.NaN(), math.NaN()
+		mr.Mean, mr.MaxRest = math.NaN(), math.NaN()
 		mr.Note = err.Error()
 		return nil
 	}
@@ -334,20 +334,20 @@ func sameSet(a, b []int32) bool {
 
 // productJoint sets the joint figures of independent machines: the
 // product of their probabilities, and E[max] by integration.
-func (res *Result) productJoint(tol float64) {
+func (res *Result) ProductJoint(tol float64) {
 	res.PAllByBeta = 1
 	var dists []passage.Distribution
 	var rest []float64
 	cdfErr, scale := 0.0, 0.0
 	for i := range res.Machines {
 		mr := &res.Machines[i]
-		if mr.dist == nil {
+		if mr.Dist == nil {
 			continue
 		}
 		res.PAllByBeta *= mr.PByBeta
-		dists = append(dists, mr.dist)
-		rest = append(rest, mr.maxRest)
-		cdfErr += mr.dist.Accuracy()
+		dists = append(dists, mr.Dist)
+		rest = append(rest, mr.MaxRest)
+		cdfErr += mr.Dist.Accuracy()
 		scale = math.Max(scale, mr.Mean)
 	}
 	if math.IsNaN(scale) {
@@ -359,7 +359,7 @@ func (res *Result) productJoint(tol float64) {
 	if len(dists) == 1 {
 		// One machine: the makespan is its finishing time.
 		for i := range res.Machines {
-			if mr := &res.Machines[i]; mr.dist != nil {
+			if mr := &res.Machines[i]; mr.Dist != nil {
 				res.ExpectedMakespan, res.MakespanError = mr.Mean, mr.meanError
 			}
 		}
@@ -373,7 +373,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1 {
 		// One machine's makespan is its own finishing time, however it
 		// is coupled to the rest of the model.
-		res.productJoint(1e-9)
+		res.ProductJoint(1e-9)
 		res.Joint = "product of independent machines"
 		switch {
 		case len(machines) == 1:
@@ -528,7 +528,7 @@ func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol,
 		}
 		vals := make([]float64, len(nodes))
 		const chunk = 32
-		parallel(context.Background(), (len(nodes)+chunk-1)/chunk, func(c int) error {
+		Parallel(context.Background(), (len(nodes)+chunk-1)/chunk, func(c int) error {
 			for k := c * chunk; k < min((c+1)*chunk, len(nodes)); k++ {
 				vals[k] = 1 - prod(nodes[k])
 			}
@@ -725,7 +725,7 @@ func initialDistribution(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 func (res *Result) setEpsilon(asked float64) {
 	res.Epsilon = asked
 	for i := range res.Machines {
-		if d := res.Machines[i].dist; d != nil {
+		if d := res.Machines[i].Dist; d != nil {
 			res.Epsilon = math.Max(res.Epsilon, d.Accuracy())
 		}
 	}
@@ -818,12 +818,12 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	for i := range machines {
 		mr := &res.Machines[i]
 		d := &passage.LaplaceDistribution{Engine: eng, Set: i}
-		mr.dist, mr.alpha = d, alpha
+		mr.Dist, mr.alpha = d, alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return false, err
 		}
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
-		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.Mean, mr.MaxRest = d.Mean(), d.MaxRest()
 		mr.meanError = 1e-12 * mr.Mean
 		if !opt.NoQuantile {
 			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {

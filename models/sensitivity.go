@@ -65,7 +65,7 @@ func Sensitivities(m *lang.Model, s *ctmc.Structure, parts []*ctmc.Part, res *Re
 	}
 	for i, mach := range machines {
 		mr := &res.Machines[i]
-		if mr.dist == nil {
+		if mr.Dist == nil {
 			continue
 		}
 		p := partOf[mach.Leaf]
@@ -149,7 +149,7 @@ func machineSensitivity(m *lang.Model, s *ctmc.Structure, p *ctmc.Part, mach *Ma
 		}
 	}
 	sens := &Sensitivity{Level: level, Radius: math.NaN()}
-	if q, err := mr.dist.Quantile(level); err == nil && q > 0 && !math.IsInf(q, 1) {
+	if q, err := mr.Dist.Quantile(level); err == nil && q > 0 && !math.IsInf(q, 1) {
 		sens.Radius = beta / q
 	}
 	for _, r := range names {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"pepa/models"
+	"pepa/models/optimize"
+	"pepa/models/spec"
 )
 
 func runOptimize(ctx context.Context, e *env, args []string) int {
@@ -104,9 +106,9 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			return exitInvalid
 		}
 	}
-	opt := models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}
+	opt := optimize.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}
 	if e.stderrTerminal {
-		opt.Progress = func(p models.OptimizeProgress) {
+		opt.Progress = func(p optimize.OptimizeProgress) {
 			bound := ""
 			if p.Bound < 1 {
 				bound = fmt.Sprintf(", bound %.6f", p.Bound)
@@ -118,7 +120,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 	// The budget is the whole command's: reading the specification came
 	// out of it already.
 	opt.Budget = max(time.Millisecond, opt.Budget-time.Since(e.start))
-	res, err := models.Optimize(ctx, in, opt)
+	res, err := optimize.Optimize(ctx, in, opt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -147,7 +149,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}
-	if res.Stopped == models.StoppedInterrupted {
+	if res.Stopped == optimize.StoppedInterrupted {
 		fmt.Fprintln(e.stderr, "pepa optimize: interrupted: the best mapping found so far is written")
 		return exitInterrupted
 	}
@@ -156,7 +158,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 
 // writeOptimize prints a search's result: the heuristics' mappings and
 // the best, how the search stopped and how far from optimal it may be.
-func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult, best models.Mapping, beta float64, objective, format string) error {
+func writeOptimize(w io.Writer, in *spec.Instance, res *optimize.OptimizeResult, best spec.Mapping, beta float64, objective, format string) error {
 	bestHeuristic := math.Inf(-1)
 	for _, h := range res.Heuristics {
 		bestHeuristic = math.Max(bestHeuristic, h.Score)
@@ -171,7 +173,7 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 			Makespan   any                 `json:"expected_makespan"`
 			Allocation map[string][]string `json:"allocation"`
 		}
-		mk := func(c models.Candidate) cand {
+		mk := func(c optimize.Candidate) cand {
 			return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), in.MappingOf(c.Name, c.Allocation).Allocation}
 		}
 		var hs []cand
@@ -186,7 +188,7 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 	fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[objective])
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "mapping\trobustness\tP(all <= beta)\tE[makespan]")
-	for _, c := range append(append([]models.Candidate{}, res.Heuristics...), res.Best) {
+	for _, c := range append(append([]optimize.Candidate{}, res.Heuristics...), res.Best) {
 		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
 	}
 	tw.Flush()
@@ -197,7 +199,7 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 			res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
 	default:
 		why := res.Stopped
-		if why == models.StoppedBudget {
+		if why == optimize.StoppedBudget {
 			why = "budget spent"
 		}
 		fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",

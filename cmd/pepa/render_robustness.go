@@ -9,6 +9,7 @@ import (
 
 	"pepa/cmd/pepa/internal/render"
 	"pepa/models"
+	"pepa/models/plot"
 )
 
 // The JSON of a robustness result is package render's, which pepa serve
@@ -51,7 +52,7 @@ func (a *robustnessCmd) render(e *env, result any) int {
 	}
 	if a.plotFormat != "" {
 		// In the order given for one model, best first for several.
-		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return models.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
+		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return plot.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa robustness: %v\n", err)
 			return exitInvalid
 		}

@@ -170,6 +170,23 @@ type Result struct {
 	// Energy are the energy figures (semantics.md section 5), nil when no
 	// power is known (Request.Energy, //pepa:power).
 	Energy *EnergyResult
+	// Sensitive is what the sensitivities single out (Sensitivities; nil
+	// when none were computed).
+	Sensitive *SensitivitySummary
+}
+
+// Bottleneck is the index in Machines of the machine that sets the
+// robustness: the smallest P(F <= beta) among the machines computed, the
+// first of equals; -1 when none was computed. Every figure that marks a
+// bottleneck (the plot, pepa serve's page) takes it from here.
+func (r *Result) Bottleneck() int {
+	b := -1
+	for i := range r.Machines {
+		if p := r.Machines[i].PByBeta; !math.IsNaN(p) && (b < 0 || p < r.Machines[b].PByBeta) {
+			b = i
+		}
+	}
+	return b
 }
 
 // Analyze computes the robustness of the mapping whose chain is c.

@@ -228,22 +228,10 @@ func (f *Figure) style(p *plot.Plot) {
 	}
 }
 
-// bottleneck is the index of the machine that sets the robustness (the
-// smallest P(F <= beta); the first on a tie), -1 if none was computed.
-func bottleneck(r *models.Ranked) int {
-	b := -1
-	for i, m := range r.Machines {
-		if m.Dist != nil && !math.IsNaN(m.PByBeta) && (b < 0 || m.PByBeta < r.Machines[b].PByBeta) {
-			b = i
-		}
-	}
-	return b
-}
-
 func (f *Figure) cdfPanel(r *models.Ranked, tmax float64) (*plot.Plot, *plot.Legend, error) {
 	p := plot.New()
 	f.style(p)
-	b := bottleneck(r)
+	b := r.Bottleneck()
 	title := fmt.Sprintf("%s: robustness %.4f", filepath.Base(r.Model), r.Robustness)
 	if b >= 0 {
 		title += ", bottleneck " + r.Machines[b].Name

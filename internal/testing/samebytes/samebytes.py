@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""samebytes: runs two pepa binaries over the same commands and compares
+every byte they print (stdout, stderr, exit code) and every file they write.
+
+    python3 internal/testing/samebytes/samebytes.py BEFORE AFTER [REPO]
+
+The commands: every sh block of the README (go test lines left out) and
+every --help example of every verb, in order, in a copy of the repository
+(the same path for both binaries, so paths printed are the same), with
+stand-ins for sbatch and parallel (those of cmd/pepa/examples_test.go);
+then every testdata model through states, steady, robustness --beta 45
+and passage --target-action A --at 10,20 (A: the first action of its
+steady-state throughputs), each as text and as --format json; states,
+steady and passage with --max-states 200000 (a model past it fails the same
+way under both); every command with a time limit (300 s). What is masked before comparing: the lines of
+stage timings --verbose prints ("took", "elapsed"), and nothing else; the
+report says which commands differed and how.
+"""
+import json, os, re, shutil, subprocess, sys, difflib
+
+BEFORE, AFTER = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+REPO = os.path.abspath(sys.argv[3] if len(sys.argv) > 3 else '.')
+WORK = '/tmp/samebytes-run'
+ROOT = os.path.join(WORK, 'repo')
+TIMING = re.compile(r'(\d+(\.\d+)?(ns|µs|us|ms|s)\b)')
+
+def stand_ins():
+    src = open(os.path.join(REPO, 'cmd/pepa/examples_test.go')).read()
+    out = {}
+    for name, body in re.findall(r'"(sbatch|parallel)": `(.*?)`', src, re.S):
+        out[name] = body
+    return out
+
+def copy_repo():
+    if os.path.exists(WORK):
+        shutil.rmtree(WORK)
+    def ignore(d, names):
+        rel = os.path.relpath(d, REPO)
+        return [n for n in names if (n.startswith('.') and n != '.ci') or (rel == '.' and n == 'out')]
+    shutil.copytree(REPO, ROOT, ignore=ignore, symlinks=True)
+
+def env_for(binary):
+    b = os.path.join(WORK, 'bin')
+    os.makedirs(b, exist_ok=True)
+    shutil.copy(binary, os.path.join(b, 'pepa'))
+    for n, s in stand_ins().items():
+        p = os.path.join(b, n)
+        open(p, 'w').write(s)
+        os.chmod(p, 0o755)
+    e = dict(os.environ)
+    e['PATH'] = b + os.pathsep + e['PATH']
+    return e
+
+def run(cmd, env, timeout=300):
+    try:
+        p = subprocess.run(['sh', '-e', '-c', cmd], cwd=ROOT, env=env, capture_output=True, timeout=timeout)
+        return (p.returncode, p.stdout, p.stderr)
+    except subprocess.TimeoutExpired:
+        return ('timeout', b'', b'')
+
+def readme_blocks():
+    blocks, cur, inside = [], [], False
+    for line in open(os.path.join(REPO, 'README.md')).read().split('\n'):
+        if not inside and line.strip() == '```sh':
+            inside, cur = True, []
+        elif inside and line.strip() == '```':
+            inside = False
+            s = '\n'.join(l for l in cur if not l.strip().startswith('go test')).strip()
+            if s:
+                blocks.append(s)
+        elif inside:
+            cur.append(line)
+    return blocks
+
+def help_examples(env):
+    out = []
+    verbs = re.findall(r'^  (\w+)  ', subprocess.run(['pepa', 'help'], env=env, capture_output=True, text=True).stdout, re.M)
+    for v in verbs:
+        h = subprocess.run(['pepa', v, '--help'], env=env, capture_output=True, text=True)
+        text = h.stdout + h.stderr
+        inside = False
+        for line in text.split('\n'):
+            if line.startswith('Examples'):
+                inside = True
+                continue
+            t = line.strip()
+            if inside and t.startswith('pepa '):
+                out.append(re.split(r'\s{2,}', t, 1)[0])
+    return out
+
+def models():
+    ms = []
+    for d, _, fs in os.walk(os.path.join(REPO, 'testdata')):
+        for f in fs:
+            if f.endswith('.pepa'):
+                ms.append(os.path.relpath(os.path.join(d, f), REPO))
+    return sorted(ms)
+
+def first_action(env, m, extra):
+    try:
+        p = subprocess.run(['pepa', 'steady', '--format', 'json'] + extra + [m], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        doc = json.loads(p.stdout)
+    except Exception:
+        return None
+    for k in ('throughputs', 'throughput', 'actions'):
+        v = doc.get(k)
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            return v[0].get('action') or v[0].get('name')
+        if isinstance(v, dict) and v:
+            return sorted(v)[0]
+    return None
+
+def commands(env):
+    cmds = [('readme %d' % i, b) for i, b in enumerate(readme_blocks())]
+    cmds += [('help: ' + e, e) for e in help_examples(env)]
+    for m in models():
+        extra = ['--max-states', '200000']
+        x = ' '.join(extra)
+        q = "'" + m + "'"
+        for fmt in ('', ' --format json'):
+            cmds.append(('states' + fmt + ' ' + m, 'pepa states %s%s %s' % (x, fmt, q)))
+            cmds.append(('steady' + fmt + ' ' + m, 'pepa steady %s%s %s' % (x, fmt, q)))
+            cmds.append(('robustness' + fmt + ' ' + m, 'pepa robustness --beta 45%s %s' % (fmt, q)))
+        a = first_action(env, m, extra)
+        if a:
+            for fmt in ('', ' --format json'):
+                cmds.append(('passage' + fmt + ' ' + m, "pepa passage --target-action '%s' --at 10,20 %s%s %s" % (a, x, fmt, q)))
+    return cmds
+
+def mask(b):
+    lines = b.decode('utf-8', 'replace').split('\n')
+    return '\n'.join(TIMING.sub('<t>', l) if ('took' in l or 'elapsed' in l) else l for l in lines)
+
+def tree():
+    out = {}
+    for d, _, fs in os.walk(ROOT):
+        for f in fs:
+            p = os.path.join(d, f)
+            if os.path.islink(p):
+                continue
+            out[os.path.relpath(p, ROOT)] = open(p, 'rb').read()
+    return out
+
+def side(binary, cmds=None):
+    copy_repo()
+    env = env_for(binary)
+    if cmds is None:
+        cmds = commands(env)
+    res = []
+    for name, c in cmds:
+        code, o, e = run(c, env)
+        res.append((name, c, code, mask(o), mask(e)))
+    return cmds, res, tree()
+
+def main():
+    cmds, before, tb = side(BEFORE)
+    _, after, ta = side(AFTER, cmds)
+    diffs = 0
+    for (name, c, c1, o1, e1), (_, _, c2, o2, e2) in zip(before, after):
+        if (c1, o1, e1) != (c2, o2, e2):
+            diffs += 1
+            print('DIFFERS: %s\n  $ %s\n  exit %s vs %s' % (name, c, c1, c2))
+            for label, x, y in (('stdout', o1, o2), ('stderr', e1, e2)):
+                if x != y:
+                    for l in list(difflib.unified_diff(x.split('\n'), y.split('\n'), 'before', 'after', lineterm='', n=1))[:20]:
+                        print('    ' + label + ' ' + l)
+    for f in sorted(set(tb) | set(ta)):
+        if tb.get(f) != ta.get(f):
+            diffs += 1
+            print('FILE DIFFERS: %s' % f)
+    print('%d commands, %d files compared; %d differences' % (len(cmds), len(set(tb) | set(ta)), diffs))
+    sys.exit(1 if diffs else 0)
+
+main()

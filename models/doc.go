@@ -10,7 +10,8 @@
 // analysis and the joint makespan), request.go (Request, Report,
 // Robustness), rank.go, sensitivity.go, simgroups.go (a group past the
 // budget, simulated), pragma.go and owner.go (the pepa: pragmas a model
-// carries, among them an owner's workload), energyfig.go and
+// carries, among them an owner's workload), simulation.go (Simulate: one
+// simulation, pepa simulate's call), energyfig.go and
 // energyflags.go (the energy figures of semantics.md section 5 and their
 // rate-divided chains: they need the groups' chains, so they live beside
 // them; package energy has the arithmetic), flags.go (the chain with a

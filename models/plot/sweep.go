@@ -1,4 +1,4 @@
-package sweep
+package plot
 
 import (
 	"fmt"
@@ -14,17 +14,19 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"pepa/ctmc/sweep"
 )
 
-// Series is one named measure over a one-parameter sweep.
-type Series struct {
+// SweepSeries is one named measure over a one-parameter sweep.
+type SweepSeries struct {
 	Name string
 	Y    []float64 // by point; NaN where missing
 }
 
-// PlotLines draws every series against the parameter, one line each, with
+// SweepLines draws every series against the parameter, one line each, with
 // the crossings marked. format is "png" or "svg".
-func PlotLines(w io.Writer, format, xName string, xs []float64, series []Series, crossings []Crossing) error {
+func SweepLines(w io.Writer, format, xName string, xs []float64, series []SweepSeries, crossings []sweep.Crossing) error {
 	p := plot.New()
 	p.X.Label.Text = xName
 	p.Y.Label.Text = "value"
@@ -65,23 +67,23 @@ func PlotLines(w io.Writer, format, xName string, xs []float64, series []Series,
 		p.Legend.Add("crossing", sc)
 	}
 	p.Add(plotter.NewGrid())
-	return save(w, format, []*plot.Plot{p}, 6*vg.Inch, 4*vg.Inch)
+	return saveSweep(w, format, []*plot.Plot{p}, 6*vg.Inch, 4*vg.Inch)
 }
 
-// heatGrid is a two-parameter sweep's values of one measure.
-type heatGrid struct {
+// sweepHeatGrid is a two-parameter sweep's values of one measure.
+type sweepHeatGrid struct {
 	xs, ys []float64
 	z      [][]float64 // z[i][j] at xs[i], ys[j]
 }
 
-func (g heatGrid) Dims() (c, r int)   { return len(g.xs), len(g.ys) }
-func (g heatGrid) Z(c, r int) float64 { return g.z[c][r] }
-func (g heatGrid) X(c int) float64    { return g.xs[c] }
-func (g heatGrid) Y(r int) float64    { return g.ys[r] }
+func (g sweepHeatGrid) Dims() (c, r int)   { return len(g.xs), len(g.ys) }
+func (g sweepHeatGrid) Z(c, r int) float64 { return g.z[c][r] }
+func (g sweepHeatGrid) X(c int) float64    { return g.xs[c] }
+func (g sweepHeatGrid) Y(r int) float64    { return g.ys[r] }
 
-// PlotHeat draws one heat map per measure over a two-parameter grid;
+// SweepHeat draws one heat map per measure over a two-parameter grid;
 // z[k][i][j] is measure k at xs[i], ys[j].
-func PlotHeat(w io.Writer, format, xName, yName string, xs, ys []float64, names []string, z [][][]float64) error {
+func SweepHeat(w io.Writer, format, xName, yName string, xs, ys []float64, names []string, z [][][]float64) error {
 	var panels []*plot.Plot
 	for k, name := range names {
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -104,7 +106,7 @@ func PlotHeat(w io.Writer, format, xName, yName string, xs, ys []float64, names 
 		p := plot.New()
 		p.Title.Text = fmt.Sprintf("%s (%.4g to %.4g)", name, lo, hi)
 		p.X.Label.Text, p.Y.Label.Text = xName, yName
-		h := plotter.NewHeatMap(heatGrid{xs, ys, z[k]}, pal.Palette(64))
+		h := plotter.NewHeatMap(sweepHeatGrid{xs, ys, z[k]}, pal.Palette(64))
 		h.NaN = color.Gray{Y: 200}
 		p.Add(h)
 		panels = append(panels, p)
@@ -112,11 +114,11 @@ func PlotHeat(w io.Writer, format, xName, yName string, xs, ys []float64, names 
 	if len(panels) == 0 {
 		return fmt.Errorf("nothing to plot: every value is missing")
 	}
-	return save(w, format, panels, 5*vg.Inch, 4*vg.Inch)
+	return saveSweep(w, format, panels, 5*vg.Inch, 4*vg.Inch)
 }
 
 // save writes panels side by side (two per row).
-func save(w io.Writer, format string, panels []*plot.Plot, pw, ph vg.Length) error {
+func saveSweep(w io.Writer, format string, panels []*plot.Plot, pw, ph vg.Length) error {
 	cols := min(2, len(panels))
 	rows := (len(panels) + cols - 1) / cols
 	width, height := vg.Length(cols)*pw, vg.Length(rows)*ph

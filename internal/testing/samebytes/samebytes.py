@@ -11,8 +11,8 @@ stand-ins for sbatch and parallel (those of cmd/pepa/examples_test.go);
 then every testdata model through states, steady, robustness --beta 45
 and passage --target-action A --at 10,20 (A: the first action of its
 steady-state throughputs), each as text and as --format json; states,
-steady and passage with --max-states 200000 (a model past it fails the same
-way under both); every command with a time limit (300 s). What is masked before comparing: the lines of
+steady, passage and robustness with --max-states 200000 (a model past it fails the same
+way under both); every command with a time limit (120 s). What is masked before comparing: the lines of
 stage timings --verbose prints ("took", "elapsed"), and nothing else; the
 report says which commands differed and how.
 """
@@ -51,7 +51,7 @@ def env_for(binary):
     e['PATH'] = b + os.pathsep + e['PATH']
     return e
 
-def run(cmd, env, timeout=300):
+def run(cmd, env, timeout=120):
     try:
         p = subprocess.run(['sh', '-e', '-c', cmd], cwd=ROOT, env=env, capture_output=True, timeout=timeout)
         return (p.returncode, p.stdout, p.stderr)
@@ -120,7 +120,7 @@ def commands(env):
         for fmt in ('', ' --format json'):
             cmds.append(('states' + fmt + ' ' + m, 'pepa states %s%s %s' % (x, fmt, q)))
             cmds.append(('steady' + fmt + ' ' + m, 'pepa steady %s%s %s' % (x, fmt, q)))
-            cmds.append(('robustness' + fmt + ' ' + m, 'pepa robustness --beta 45%s %s' % (fmt, q)))
+            cmds.append(('robustness' + fmt + ' ' + m, 'pepa robustness --beta 45 %s%s %s' % (x, fmt, q)))
         a = first_action(env, m, extra)
         if a:
             for fmt in ('', ' --format json'):
@@ -147,7 +147,8 @@ def side(binary, cmds=None):
     if cmds is None:
         cmds = commands(env)
     res = []
-    for name, c in cmds:
+    for k, (name, c) in enumerate(cmds):
+        print('%s %d/%d %s' % (os.path.basename(binary), k + 1, len(cmds), name), file=sys.stderr, flush=True)
         code, o, e = run(c, env)
         res.append((name, c, code, mask(o), mask(e)))
     return cmds, res, tree()

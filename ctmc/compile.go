@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"pepa/internal/option"
 	"pepa/lang"
 )
 
@@ -372,7 +373,7 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 // than the state limit: each costs about as much as a state, and the
 // packed state grows with their number.
 func (c *compiler) tooManyLeaves(n int) error {
-	return fmt.Errorf("%w: %d sequential components, more than %d (raise --max-states)", ErrTooManyStates, n, c.opt.MaxStates)
+	return option.Errorf("%w: %d sequential components, more than %d (raise {MaxStates})", ErrTooManyStates, n, c.opt.MaxStates)
 }
 
 func (c *compiler) unique(name string) string {
@@ -572,7 +573,7 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 				id, ok := index[kw]
 				if !ok {
 					if len(l.Counts) >= maxLocal {
-						return nil, fmt.Errorf("%w: array %s has more than %d count vectors when aggregated (raise --max-states)", ErrTooManyStates, name, maxLocal)
+						return nil, option.Errorf("%w: array %s has more than %d count vectors when aggregated (raise {MaxStates})", ErrTooManyStates, name, maxLocal)
 					}
 					id = int32(len(l.Counts))
 					index[kw] = id

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"pepa/ctmc"
+	"pepa/internal/option"
 	"pepa/passage"
 	"pepa/passage/laplace"
 )
@@ -240,7 +241,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	if analysed == 0 {
-		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
+		return nil, option.Errorf("no machine could be analysed under %s semantics (each has a single application); use {Semantics} initial", opt.Semantics)
 	}
 	res.setEpsilon(opt.Epsilon)
 	if opt.Semantics == passage.Plugin {
@@ -562,7 +563,7 @@ func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, 
 			m := machines[i]
 			mr := &res.Machines[i]
 			if sameSet(m.First, m.Last) {
-				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
+				mr.Note = option.Text("its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use {Semantics} initial")
 				j.probs = append(j.probs, passage.Problem{})
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pepa/ctmc"
+	"pepa/internal/option"
 	"pepa/passage"
 )
 
@@ -163,15 +164,15 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 		seen := map[string]bool{}
 		for _, n := range named {
 			if seen[n] {
-				return nil, fmt.Errorf("--machines: %s is named twice (each machine counts once)", n)
+				return nil, option.Errorf("{Machines}: %s is named twice (each machine counts once)", n)
 			}
 			seen[n] = true
 			l, ok := byName[n]
 			if !ok {
-				return nil, fmt.Errorf("--machines: no component %q (the components are %s)", n, strings.Join(Limit(all, 12), ", "))
+				return nil, option.Errorf("{Machines}: no component %q (the components are %s)", n, strings.Join(Limit(all, 12), ", "))
 			}
 			if !isMachine(l, passive) {
-				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
+				return nil, option.Errorf("{Machines}: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
 			}
 			out = append(out, machineOf(l, passive, inertApps))
 		}

@@ -10,6 +10,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/passage"
 )
@@ -253,7 +254,7 @@ func modelFigures(ctx context.Context, i int, in Input, s *ctmc.Structure, req R
 		if req.Sensitivity {
 			parts, err := ctmc.Decompose(s)
 			if err != nil {
-				return nil, nil, fmt.Errorf("--sensitivity needs independent machines: %w", err)
+				return nil, nil, option.Errorf("{Sensitivity} needs independent machines: %w", err)
 			}
 			if err := Sensitivities(in.Model, s, parts, r, req.Level); err != nil {
 				return nil, nil, err
@@ -283,7 +284,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 		if opt.Simulate == nil || ctx.Err() != nil || !errors.Is(err, ctmc.ErrTooManyStates) {
 			return nil, nil, err
 		}
-		because := fmt.Sprintf("the chain has more than %d states (--max-states)", req.Compile.MaxStates)
+		because := option.Sprintf("the chain has more than %d states ({MaxStates})", req.Compile.MaxStates)
 		if errors.Is(err, membudget.ErrOverBudget) {
 			because = "the chain does not fit the memory budget (" + err.Error() + ")"
 		}
@@ -302,7 +303,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 		}
 		return nil, nil, err
 	}
-	r.Why = "--flat was given"
+	r.Why = option.Text("{Flat} was given")
 	if fs != s {
 		r.Why += "; finished machines stop"
 	}
@@ -314,7 +315,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 // stopped where the stop rule applies: Stopped); because says why.
 func simulateWhole(ctx context.Context, s *ctmc.Structure, opt Options, because string) (*Result, *simulate.Stats, error) {
 	if opt.Semantics != passage.Initial {
-		return nil, nil, fmt.Errorf("--simulate estimates initial semantics only (%s)", because)
+		return nil, nil, option.Errorf("{Simulate} estimates initial semantics only (%s)", because)
 	}
 	spec, machines, err := SimulationSpec(s, opt.Beta, opt.Machines, true)
 	if err != nil {
@@ -414,7 +415,7 @@ func groupsWhy(r *Result) string {
 		why = append(why, strings.Join(parts, " and ")+", each on its own chain")
 	}
 	if simulated > 0 {
-		why = append(why, Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+		why = append(why, Plural(simulated, "group", "groups")+option.Text(" simulated (past {MaxStates})"))
 	}
 	return strings.Join(why, "; ")
 }

@@ -11,6 +11,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
+	"pepa/internal/option"
 	"pepa/passage"
 	"pepa/passage/laplace"
 )
@@ -225,7 +226,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		var pr passage.Problem
 		if opt.Semantics == passage.Plugin {
 			if sameSet(m.First, m.Last) {
-				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
+				mr.Note = option.Text("its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use {Semantics} initial")
 				continue
 			}
 			if pr, err = passage.PluginProblem(c, pi, m.First, m.Last); err != nil {
@@ -238,7 +239,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		solved = append(solved, i)
 	}
 	if len(probs) == 0 {
-		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
+		return nil, option.Errorf("no machine could be analysed under %s semantics (each has a single application); use {Semantics} initial", opt.Semantics)
 	}
 	opt.stage("start", "")
 	if opt.Semantics == passage.Initial {
@@ -431,7 +432,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if errors.Is(err, ErrJointTooLarge) {
 		res.PAllByBeta, res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN(), math.NaN()
 		res.Joint = fmt.Sprintf("unavailable: %v", err)
-		res.Warnings = append(res.Warnings, fmt.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise --max-states, or estimate them with 'pepa simulate --beta')", res.Dependence, err))
+		res.Warnings = append(res.Warnings, option.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise {MaxStates}, or estimate them with {SimulateRobustness})", res.Dependence, err))
 		return nil
 	}
 	if err != nil {
@@ -810,7 +811,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 		done := finishedState(m.Leaf)
 		if done < 0 {
 			if opt.Transient == passage.EngineLaplace {
-				return false, fmt.Errorf("%w: --transient laplace needs every machine stopped once finished (initial semantics, not --cycling, coupled machines; by groups, a machine alone is solved on its own chain)", laplace.ErrNotApplicable)
+				return false, option.Errorf("%w: {Transient} laplace needs every machine stopped once finished (initial semantics, not {Cycling}, coupled machines; by groups, a machine alone is solved on its own chain)", laplace.ErrNotApplicable)
 			}
 			return false, nil // machines that keep cycling
 		}

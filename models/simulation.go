@@ -10,6 +10,7 @@ import (
 	"pepa/ctmc/shard"
 	"pepa/ctmc/simulate"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/passage"
 )
 
@@ -161,7 +162,7 @@ func simulateRobustness(ctx context.Context, s *ctmc.Structure, pragmas *Pragmas
 	spec.KeepFinish = power != nil && !req.Cycling
 	if spec.KeepFinish && opt.Replications > 0 {
 		need := membudget.Bytes(int64(opt.Replications), int64(len(ms))*8+24)
-		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d runs of %d machines", opt.Replications, len(ms)), need, "give fewer --replications"); err != nil {
+		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d runs of %d machines", opt.Replications, len(ms)), need, option.Text("give fewer {Replications}")); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"pepa/ctmc/simulate"
+	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/models"
 	"pepa/models/spec"
@@ -195,7 +196,7 @@ const (
 func ParetoFront(ctx context.Context, in *spec.Instance, opt ParetoOptions) (*ParetoResult, error) {
 	start := time.Now()
 	if opt.Power == nil {
-		return nil, errors.New("the robustness/energy front needs each machine's power: a \"power\" in the specification, or --busy-power (and --idle-power)")
+		return nil, option.Errorf("the robustness/energy front needs each machine's power: a \"power\" in the specification, or {BusyPower} (and {IdlePower})")
 	}
 	if err := opt.Power.Check(len(in.Machines)); err != nil {
 		return nil, err

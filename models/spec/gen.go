@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pepa/internal/option"
 	"pepa/lang"
 )
 
@@ -31,7 +32,7 @@ func (in *Instance) Mapping(name string) (Mapping, error) {
 			for i, m := range in.Mappings {
 				names[i] = m.Name
 			}
-			return Mapping{}, fmt.Errorf("the specification has %d mappings (%s): choose one with --mapping, or write them all with --dir", len(in.Mappings), strings.Join(names, ", "))
+			return Mapping{}, option.Errorf("the specification has %d mappings (%s): choose one with {Mapping}, or write them all with {Dir}", len(in.Mappings), strings.Join(names, ", "))
 		}
 		return in.Mappings[0], nil
 	}

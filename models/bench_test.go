@@ -27,7 +27,7 @@ func benchEndToEnd(b *testing.B, apps, machines int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := AnalyzeGroups(context.Background(), s, Options{Beta: 25})
+		r, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: 25}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func BenchmarkStiffNetwork(b *testing.B) {
 				var res *Result
 				for i := 0; i < b.N; i++ {
 					var err error
-					if res, err = AnalyzeGroups(context.Background(), s, Options{Beta: 30, Transient: engine}); err != nil {
+					if res, err = AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: 30, Transient: engine}}); err != nil {
 						b.Fatal(err)
 					}
 				}

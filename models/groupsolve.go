@@ -28,7 +28,7 @@ type groupProbabilities struct {
 // A group whose chain passes maxStates (0: no bound) fails with an error
 // wrapping ctmc.ErrTooManyStates.
 func SolveGroupProbabilities(ctx context.Context, s *ctmc.Structure, pragmas *Pragmas, beta, epsilon float64, maxStates int) (*groupProbabilities, error) {
-	opt := Options{Beta: beta, Epsilon: epsilon, MaxGroupStates: maxStates, Pragmas: pragmas}
+	opt := Options{Question: Question{Beta: beta, Epsilon: epsilon}, MaxGroupStates: maxStates, Pragmas: pragmas}
 	opt.defaults()
 	machines, err := FindMachines(s, nil)
 	if err != nil {

@@ -18,11 +18,10 @@ import (
 
 // Options controls a robustness analysis.
 type Options struct {
-	Beta      float64           // makespan goal
-	Semantics passage.Semantics // Initial (default) or Plugin
-	Machines  []string          // machine names; empty: detected
-	Epsilon   float64           // CDF truncation bound (default 1e-10)
-	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Question is what is asked (Request's, which Robustness validates):
+	// the goal, the semantics, the machines, the accuracy, the stop rule,
+	// the transient engine.
+	Question
 	// Pragmas of the model (ReadPragmas): initial distributions of
 	// components, owner processes. May be nil.
 	Pragmas *Pragmas
@@ -46,12 +45,6 @@ type Options struct {
 	// it they are reported unavailable (NaN, with a warning), the machines'
 	// own figures unaffected.
 	MaxJointStates int
-	// Cycling reads the makespan figures as before 2026-11-25: a machine
-	// that has finished keeps cycling (and keeps taking part in what it
-	// shares with others), and coupled machines' joint figures come from
-	// the chain with completion flags. By default a finished machine
-	// stops (semantics.md section 3).
-	Cycling bool
 	// MaxGroupStates bounds each group's chain in AnalyzeGroups (0: no
 	// bound); a group past it is simulated with Simulate, or fails.
 	MaxGroupStates int
@@ -59,15 +52,6 @@ type Options struct {
 	// MaxGroupStates by simulation with these settings, the other groups
 	// exact (initial semantics only).
 	Simulate *simulate.Options
-	// Transient chooses the engine of each group's passages:
-	// passage.EngineAuto (or "") by predicted cost, EngineUniformization
-	// or EngineLaplace (Laplace-transform inversion, for groups whose
-	// chain is acyclic or has small blocks with real spectra: finished
-	// machines stopped, initial semantics) to force one.
-	Transient string
-	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
-	// nothing prints them, they need not set the cost.
-	NoQuantile bool
 	// GroupStart, if not nil, gives AnalyzeGroups each group's start
 	// distribution over its chain c (finished machines stopped) instead
 	// of the initial state and the pragmas' (a filtered state: package
@@ -85,7 +69,34 @@ func (o *Options) stage(name, detail string) {
 	}
 }
 
-func (o *Options) defaults() {
+// Question is what an analysis asks of a mapping model (semantics.md
+// section 3), shared by Request and Options. The zero values ask for the
+// defaults: initial semantics, every machine detected, epsilon 1e-10, the
+// 0.99 quantile, finished machines stopped, the engine by predicted cost.
+type Question struct {
+	Beta      float64           // the makespan goal
+	Semantics passage.Semantics // Initial (default) or Plugin
+	Machines  []string          // the machines to analyse; empty: detected
+	Epsilon   float64           // bound on every probability's truncation error (default 1e-10)
+	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Cycling reads the makespan figures as before 2026-11-25: a machine
+	// that has finished keeps cycling (and keeps taking part in what it
+	// shares with others), and coupled machines' joint figures come from
+	// the chain with completion flags. By default a finished machine
+	// stops (semantics.md section 3).
+	Cycling bool
+	// Transient chooses the engine of each group's passages:
+	// passage.EngineAuto (or "") by predicted cost, EngineUniformization
+	// or EngineLaplace (Laplace-transform inversion, for groups whose
+	// chain is acyclic or has small blocks with real spectra: finished
+	// machines stopped, initial semantics) to force one.
+	Transient string
+	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
+	// nothing prints them, they need not set the cost.
+	NoQuantile bool
+}
+
+func (o *Question) defaults() {
 	if o.Semantics == "" {
 		o.Semantics = passage.Initial
 	}

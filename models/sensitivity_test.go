@@ -28,7 +28,7 @@ func analyzeSource(t *testing.T, src string, beta float64) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-13})
+	res, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: beta, Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}

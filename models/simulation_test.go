@@ -39,7 +39,7 @@ func TestSimulateRobustnessAgainstExact(t *testing.T) {
 	if rep.Kind != "robustness" || rep.Robustness == nil || rep.Passage != nil || rep.Stats.Replications != 20000 {
 		t.Fatalf("kind %q, robustness %v, passage %v, %d replications", rep.Kind, rep.Robustness != nil, rep.Passage != nil, rep.Stats.Replications)
 	}
-	exact, err := Robustness(context.Background(), []Input{in}, Request{Beta: 30})
+	exact, err := Robustness(context.Background(), []Input{in}, Request{Question: Question{Beta: 30}})
 	if err != nil {
 		t.Fatal(err)
 	}

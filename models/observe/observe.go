@@ -562,7 +562,7 @@ func Robustness(ctx context.Context, in []models.Input, req models.Request, reco
 	}
 	rep := &models.Report{Beta: req.Beta, Semantics: passage.Initial, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
 	for _, m := range in {
-		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile,
+		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Question: models.Question{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile},
 			MaxGroupStates: req.Compile.MaxStates})
 		if err != nil {
 			return nil, &models.InputError{Name: m.Name, Err: err}

@@ -294,7 +294,8 @@ func (c *coupling) analyze(ctx context.Context, alloc [][]int) (*models.Result, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := models.AnalyzeGroups(ctx, s, models.Options{Beta: c.beta, Epsilon: c.eps, Pragmas: pragmas})
+	r, err := models.AnalyzeGroups(ctx, s, models.Options{Question: models.Question{Beta: c.beta, Epsilon: c.eps},
+		Pragmas: pragmas})
 	if err != nil {
 		return nil, err
 	}

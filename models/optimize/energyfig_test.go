@@ -24,7 +24,8 @@ func energyOf(t *testing.T, src string, beta float64, ereq *models.EnergyRequest
 	if diags.HasErrors() {
 		t.Fatalf("%v\n%s", diags.Err(), src)
 	}
-	rep, err := models.Robustness(context.Background(), []models.Input{{Name: "e.pepa", Model: m}}, models.Request{Beta: beta, Epsilon: 1e-12, Energy: ereq})
+	rep, err := models.Robustness(context.Background(), []models.Input{{Name: "e.pepa", Model: m}}, models.Request{Question: models.Question{Beta: beta, Epsilon: 1e-12},
+		Energy: ereq})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestMachineChainMatchesModel(t *testing.T) {
 		}
 		for _, m := range in.Mappings {
 			src, pragmas := generate(t, in, m)
-			res := analyzeDecomposed(t, src, models.Options{Beta: 20, Pragmas: pragmas})
+			res := analyzeDecomposed(t, src, models.Options{Question: models.Question{Beta: 20}, Pragmas: pragmas})
 			for _, mr := range res.Machines {
 				j := spec.IndexOfName(in.Machines, mr.Name)
 				var apps []int

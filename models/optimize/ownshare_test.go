@@ -295,7 +295,8 @@ func TestOwnShareGenDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Epsilon: 1e-12, Pragmas: pragmas})
+		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12},
+			Pragmas: pragmas})
 		if err != nil {
 			t.Fatalf("trial %d: %v\n%s", trial, err, text)
 		}

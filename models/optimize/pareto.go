@@ -1008,7 +1008,7 @@ func frontBudget(ctx context.Context, in *spec.Instance, opt ParetoOptions, res 
 		if diags.HasErrors() {
 			return fmt.Errorf("the model of a front mapping does not check (a bug): %w", diags.Err())
 		}
-		rep, err := models.Robustness(ctx, []models.Input{{Name: m.File.Name, Model: m}}, models.Request{Beta: opt.Beta, Epsilon: opt.Epsilon, NoQuantile: true,
+		rep, err := models.Robustness(ctx, []models.Input{{Name: m.File.Name, Model: m}}, models.Request{Question: models.Question{Beta: opt.Beta, Epsilon: opt.Epsilon, NoQuantile: true},
 			Energy: &models.EnergyRequest{Budget: opt.EnergyBudget, Simulate: opt.EnergySimulate}})
 		if err != nil {
 			return err

@@ -104,7 +104,8 @@ func analyzeWhole(in *spec.Instance, alloc [][]int, beta float64) (wholeFigures,
 	if err != nil {
 		return w, err
 	}
-	r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Epsilon: 1e-12, Pragmas: pragmas})
+	r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12},
+		Pragmas: pragmas})
 	if err != nil {
 		return w, err
 	}

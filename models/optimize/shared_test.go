@@ -95,7 +95,8 @@ func TestSharedGenMatchesHandBuilt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Epsilon: 1e-12, Pragmas: pragmas})
+		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12},
+			Pragmas: pragmas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +174,8 @@ func fullSolve(t *testing.T, in *spec.Instance, alloc [][]int, beta float64) (ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Epsilon: 1e-12, Pragmas: pragmas})
+	r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12},
+		Pragmas: pragmas})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +595,7 @@ func TestSharedGenDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Epsilon: 1e-12})
+		got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12}})
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}

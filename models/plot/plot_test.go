@@ -26,7 +26,7 @@ func clusterRanking(t *testing.T) []*models.Ranked {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := analyzeDecomposed(t, string(src), models.Options{Beta: 40})
+		r := analyzeDecomposed(t, string(src), models.Options{Question: models.Question{Beta: 40}})
 		r.Model = "testdata/cluster/" + name + ".pepa"
 		results = append(results, r)
 	}

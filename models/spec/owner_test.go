@@ -26,7 +26,7 @@ func ownerMachine(t *testing.T, w float64, owner string, phases int) (models.Mac
 		t.Fatal(err)
 	}
 	src, pragmas := generate(t, in, in.Mappings[0])
-	opt := models.Options{Beta: w, Pragmas: pragmas, Epsilon: 1e-13}
+	opt := models.Options{Question: models.Question{Beta: w, Epsilon: 1e-13}, Pragmas: pragmas}
 	dec := analyzeDecomposed(t, src, opt)
 	flat, err := models.Analyze(context.Background(), testchain.Chain(t, src), opt)
 	if err != nil {

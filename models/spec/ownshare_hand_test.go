@@ -476,7 +476,8 @@ func checkHand(t *testing.T, c hCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: c.beta, Epsilon: 1e-12, Pragmas: pragmas})
+	got, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: c.beta, Epsilon: 1e-12},
+		Pragmas: pragmas})
 	if err != nil {
 		t.Fatalf("%s: %v", c.name, err)
 	}

@@ -41,7 +41,7 @@ func checkClosedForm(t *testing.T, what string, m models.MachineResult, res *mod
 func TestOneApplicationMachine(t *testing.T) {
 	r, beta := 2.5, 1.0
 	src := fmt.Sprintf("r = %g;\nA1 = (compute1, infty).A1;\nM = (compute1, r).M;\nA1 <compute1> M\n", r)
-	opt := models.Options{Beta: beta, Epsilon: 1e-13}
+	opt := models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-13}}
 	surv := func(at float64) float64 { return math.Exp(-r * at) }
 	dec := analyzeDecomposed(t, src, opt)
 	flat, err := models.Analyze(context.Background(), testchain.Chain(t, src), opt)
@@ -92,7 +92,7 @@ func TestSharingOwnerExponential(t *testing.T) {
 func TestStiffMachines(t *testing.T) {
 	src := "A1 = (compute1, infty).A1; A2 = (compute2, infty).A2;\nM1 = (compute1, 1e4).M1;\nM2 = (compute2, 1e-4).M2;\n(A1 <compute1> M1) <> (A2 <compute2> M2)\n"
 	beta := 5000.0
-	res := analyzeDecomposed(t, src, models.Options{Beta: beta, Epsilon: 1e-12})
+	res := analyzeDecomposed(t, src, models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12}})
 	for _, m := range res.Machines {
 		r := map[string]float64{"M1": 1e4, "M2": 1e-4}[m.Name]
 		if want := 1 - math.Exp(-r*beta); !closeTo(m.PByBeta, want, 1e-10) || !closeTo(m.Mean, 1/r, 1e-10) {

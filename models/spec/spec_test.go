@@ -66,7 +66,7 @@ func TestGenRobustnessRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := testchain.Chain(t, b.String())
-	r, err := models.Analyze(context.Background(), c, models.Options{Beta: 3})
+	r, err := models.Analyze(context.Background(), c, models.Options{Question: models.Question{Beta: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

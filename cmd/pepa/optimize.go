@@ -99,14 +99,28 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: pw, budget: *budget, seed: *seed,
 			maxEnumerate: *maxEnum, energyBudget: *energyBudget, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
 	}
+	return runSearch(ctx, e, in, searchArgs{spec: files[0], out: *out, mappingOut: *mappingOut, format: *format,
+		opt: optimize.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}})
+}
+
+// searchArgs are what optimize's search (without --pareto) was given.
+type searchArgs struct {
+	spec, out, mappingOut, format string
+	opt                           optimize.OptimizeOptions
+}
+
+// runSearch runs the search for the most robust mapping (one call,
+// optimize.Optimize), writes the best mapping where asked and prints the
+// result.
+func runSearch(ctx context.Context, e *env, in *spec.Instance, a searchArgs) int {
 	// Outputs are checked before a search that may take the whole budget.
-	for _, path := range []string{*out, *mappingOut} {
+	for _, path := range []string{a.out, a.mappingOut} {
 		if err := checkWritable(path); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	opt := optimize.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}
+	opt := a.opt
 	if e.stderrTerminal {
 		opt.Progress = func(p optimize.OptimizeProgress) {
 			bound := ""
@@ -129,23 +143,23 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "pepa optimize: interrupted before any mapping was evaluated")
 			return exitInterrupted
 		}
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", a.spec, err)
 		return exitInvalid
 	}
 	best := in.MappingOf("optimized", res.Best.Allocation)
-	if *out != "" {
-		if err := writeOutput(e, *out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
+	if a.out != "" {
+		if err := writeOutput(e, a.out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	if *mappingOut != "" {
-		if err := writeOutput(e, *mappingOut, func(w io.Writer) error { return in.WriteSpec(w, best) }); err != nil {
+	if a.mappingOut != "" {
+		if err := writeOutput(e, a.mappingOut, func(w io.Writer) error { return in.WriteSpec(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	if err := writeOutput(e, "", func(w io.Writer) error { return writeOptimize(w, in, res, best, *beta, *objective, *format) }); err != nil {
+	if err := writeOutput(e, "", func(w io.Writer) error { return writeOptimize(w, in, res, best, opt.Beta, opt.Objective, a.format) }); err != nil {
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}

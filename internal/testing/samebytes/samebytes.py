@@ -175,6 +175,9 @@ def side(binary, cmds=None):
     env = env_for(binary)
     if cmds is None:
         cmds = commands(env)
+        if os.environ.get('ONLY'):
+            # ONLY=optimize: the commands whose name or text contain it.
+            cmds = [(n, c) for n, c in cmds if os.environ['ONLY'] in n or os.environ['ONLY'] in c]
     res = []
     for k, (name, c) in enumerate(cmds):
         print('%s %d/%d %s' % (os.path.basename(binary), k + 1, len(cmds), name), file=sys.stderr, flush=True)

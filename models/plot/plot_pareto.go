@@ -117,8 +117,6 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 	legend.Padding = vg.Points(1)
 
 	// The cloud, an even sample of it past maxCloudPoints.
-	stride := max(1, (len(res.Cloud)+maxCloudPoints-1)/maxCloudPoints)
-	var cloud plotter.XYs
 	minX, maxX, minY := math.Inf(1), math.Inf(-1), 1.0
 	see := func(x, y float64) {
 		if math.IsInf(x, 0) || math.IsNaN(x) || math.IsNaN(y) {
@@ -126,87 +124,19 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 		}
 		minX, maxX, minY = math.Min(minX, x), math.Max(maxX, x), math.Min(minY, y)
 	}
-	for k := 0; k < len(res.Cloud); k += stride {
-		q := res.Cloud[k]
-		if math.IsInf(q.Energy, 0) || math.IsNaN(q.Energy) || math.IsNaN(q.Robustness) {
-			continue
-		}
-		cloud = append(cloud, plotter.XY{X: q.Energy / scale, Y: q.Robustness})
-		see(q.Energy/scale, q.Robustness)
-	}
-	if len(cloud) > 0 {
-		s, err := plotter.NewScatter(cloud)
-		if err != nil {
-			return nil, err
-		}
-		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0xb8, 0xb8, 0xb8, 0xff}, Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}
-		p.Add(s)
-		label := fmt.Sprintf("a mapping (%d)", res.Mappings)
-		if stride > 1 {
-			label = fmt.Sprintf("a mapping (1 in %d of %d)", stride, res.Mappings)
-		}
-		legend.Add(label, s)
+	if err := paretoCloud(p, &legend, res, scale, see); err != nil {
+		return nil, err
 	}
 
 	// The front: its staircase, its mappings, their ranks.
-	front := plotter.XYs{}
-	var ranks []string
-	for _, q := range res.Front {
-		front = append(front, plotter.XY{X: q.ExpectedEnergy / scale, Y: q.Robustness})
-		ranks = append(ranks, fmt.Sprintf("%d", q.Rank))
-		see(q.ExpectedEnergy/scale, q.Robustness)
-	}
-	steps, err := plotter.NewLine(paretoStepsScaled(res.Front, scale))
-	if err != nil {
+	if err := f.paretoFront(p, &legend, res, scale, see); err != nil {
 		return nil, err
-	}
-	steps.Color = plotPalette[0]
-	steps.Width = vg.Points(plotLineWidth)
-	p.Add(steps)
-	fs, err := plotter.NewScatter(front)
-	if err != nil {
-		return nil, err
-	}
-	fs.GlyphStyle = draw.GlyphStyle{Color: plotPalette[0], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-	p.Add(fs)
-	legend.Add(fmt.Sprintf("front (%d), by rank", len(res.Front)), steps, fs)
-	if len(res.Front) <= 30 {
-		l, err := plotter.NewLabels(plotter.XYLabels{XYs: front, Labels: ranks})
-		if err != nil {
-			return nil, err
-		}
-		for i := range l.TextStyle {
-			l.TextStyle[i].Font = font.From(f.font, plotTickSize-1)
-			l.TextStyle[i].Color = plotPalette[0]
-			l.TextStyle[i].XAlign = draw.XRight
-		}
-		l.Offset = vg.Point{X: vg.Points(-4), Y: vg.Points(2)}
-		p.Add(l)
 	}
 
 	// The heuristics: one mark per distinct mapping, named by every
 	// heuristic that gives it.
 	shapes := []draw.GlyphDrawer{draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
-	type mark struct {
-		names []string
-		pt    optimize.ParetoPoint
-	}
-	var marks []*mark
-	for _, h := range res.Heuristics {
-		key := allocKey(h.Allocation)
-		var found *mark
-		for _, mk := range marks {
-			if allocKey(mk.pt.Allocation) == key {
-				found = mk
-			}
-		}
-		if found == nil {
-			found = &mark{pt: h}
-			marks = append(marks, found)
-		}
-		found.names = append(found.names, h.Heuristics...)
-		see(h.ExpectedEnergy/scale, h.Robustness)
-	}
+	marks := paretoMarks(res, scale, see)
 	if math.IsInf(minX, 1) {
 		minX, maxX = 0, 1
 	}
@@ -253,6 +183,121 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 		}
 		legend.Add(fmt.Sprintf("%s: %s", strings.Join(mk.names, ", "), where), s)
 	}
+	if err := f.paretoLabels(p, marks, at, placed, scale); err != nil {
+		return nil, err
+	}
+
+	f.Panels = []*plot.Plot{p}
+	f.Legends = []*plot.Legend{&legend}
+	f.legendHeads = []string{"mappings"}
+	f.Rows, f.Cols = 1, 1
+	f.tiles = draw.Tiles{Rows: 1, Cols: 1, PadX: vg.Inch / 4, PadY: vg.Inch / 4,
+		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	return f, nil
+}
+
+// paretoCloud draws the mappings solved, an even sample of them past
+// maxCloudPoints, and tells see each point drawn.
+func paretoCloud(p *plot.Plot, legend *plot.Legend, res *optimize.ParetoResult, scale float64, see func(x, y float64)) error {
+	stride := max(1, (len(res.Cloud)+maxCloudPoints-1)/maxCloudPoints)
+	var cloud plotter.XYs
+	for k := 0; k < len(res.Cloud); k += stride {
+		q := res.Cloud[k]
+		if math.IsInf(q.Energy, 0) || math.IsNaN(q.Energy) || math.IsNaN(q.Robustness) {
+			continue
+		}
+		cloud = append(cloud, plotter.XY{X: q.Energy / scale, Y: q.Robustness})
+		see(q.Energy/scale, q.Robustness)
+	}
+	if len(cloud) > 0 {
+		s, err := plotter.NewScatter(cloud)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.RGBA{0xb8, 0xb8, 0xb8, 0xff}, Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}
+		p.Add(s)
+		label := fmt.Sprintf("a mapping (%d)", res.Mappings)
+		if stride > 1 {
+			label = fmt.Sprintf("a mapping (1 in %d of %d)", stride, res.Mappings)
+		}
+		legend.Add(label, s)
+	}
+
+	return nil
+}
+
+// paretoFront draws the front: its staircase, its mappings, their ranks.
+func (f *Figure) paretoFront(p *plot.Plot, legend *plot.Legend, res *optimize.ParetoResult, scale float64, see func(x, y float64)) error {
+	front := plotter.XYs{}
+	var ranks []string
+	for _, q := range res.Front {
+		front = append(front, plotter.XY{X: q.ExpectedEnergy / scale, Y: q.Robustness})
+		ranks = append(ranks, fmt.Sprintf("%d", q.Rank))
+		see(q.ExpectedEnergy/scale, q.Robustness)
+	}
+	steps, err := plotter.NewLine(paretoStepsScaled(res.Front, scale))
+	if err != nil {
+		return err
+	}
+	steps.Color = plotPalette[0]
+	steps.Width = vg.Points(plotLineWidth)
+	p.Add(steps)
+	fs, err := plotter.NewScatter(front)
+	if err != nil {
+		return err
+	}
+	fs.GlyphStyle = draw.GlyphStyle{Color: plotPalette[0], Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+	p.Add(fs)
+	legend.Add(fmt.Sprintf("front (%d), by rank", len(res.Front)), steps, fs)
+	if len(res.Front) <= 30 {
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: front, Labels: ranks})
+		if err != nil {
+			return err
+		}
+		for i := range l.TextStyle {
+			l.TextStyle[i].Font = font.From(f.font, plotTickSize-1)
+			l.TextStyle[i].Color = plotPalette[0]
+			l.TextStyle[i].XAlign = draw.XRight
+		}
+		l.Offset = vg.Point{X: vg.Points(-4), Y: vg.Points(2)}
+		p.Add(l)
+	}
+
+	return nil
+}
+
+// paretoMark is a heuristics' mapping on the figure: every heuristic that
+// gives it, and its point.
+type paretoMark struct {
+	names []string
+	pt    optimize.ParetoPoint
+}
+
+// paretoMarks are the heuristics' distinct mappings, each named by every
+// heuristic that gives it; see is told each point.
+func paretoMarks(res *optimize.ParetoResult, scale float64, see func(x, y float64)) []*paretoMark {
+	var marks []*paretoMark
+	for _, h := range res.Heuristics {
+		key := allocKey(h.Allocation)
+		var found *paretoMark
+		for _, mk := range marks {
+			if allocKey(mk.pt.Allocation) == key {
+				found = mk
+			}
+		}
+		if found == nil {
+			found = &paretoMark{pt: h}
+			marks = append(marks, found)
+		}
+		found.names = append(found.names, h.Heuristics...)
+		see(h.ExpectedEnergy/scale, h.Robustness)
+	}
+	return marks
+}
+
+// paretoLabels names the heuristics' marks (at, in points of the axes),
+// avoiding what is placed.
+func (f *Figure) paretoLabels(p *plot.Plot, marks []*paretoMark, at []plotter.XY, placed []labelBox, scale float64) error {
 	// Their labels: marks drawn over one another share one. A label goes
 	// right of its mark, else above or below it, left of it, then lower
 	// and lower on the right with a leader line: the first place whose
@@ -306,7 +351,7 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 		xy := plotter.XYs{{X: marks[i].pt.ExpectedEnergy / scale, Y: marks[i].pt.Robustness}}
 		l, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: []string{name}})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		l.TextStyle[0].Font = font.From(f.font, plotLegendSize)
 		l.TextStyle[0].XAlign = draw.XLeft
@@ -321,7 +366,7 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 			dy := (pl.dy + plotLegendSize/2) / (float64(f.Height) / 1.25) * (p.Y.Max - p.Y.Min)
 			lead, err := plotter.NewLine(plotter.XYs{xy[0], {X: xy[0].X + dx, Y: xy[0].Y + dy}})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			lead.Color = color.Gray{0x60}
 			lead.Width = vg.Points(0.6)
@@ -329,14 +374,7 @@ func NewParetoFigure(in *spec.Instance, res *optimize.ParetoResult) (*Figure, er
 		}
 		placed = append(placed, box)
 	}
-
-	f.Panels = []*plot.Plot{p}
-	f.Legends = []*plot.Legend{&legend}
-	f.legendHeads = []string{"mappings"}
-	f.Rows, f.Cols = 1, 1
-	f.tiles = draw.Tiles{Rows: 1, Cols: 1, PadX: vg.Inch / 4, PadY: vg.Inch / 4,
-		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	return f, nil
+	return nil
 }
 
 // allocKey names an allocation.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"pepa/internal/option"
 	"pepa/lang"
 )
 
@@ -373,7 +374,7 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 // than the state limit: each costs about as much as a state, and the
 // packed state grows with their number.
 func (c *compiler) tooManyLeaves(n int) error {
-	return fmt.Errorf("%w: %d sequential components, more than %d (raise --max-states)", ErrTooManyStates, n, c.opt.MaxStates)
+	return option.Errorf("%w: %d sequential components, more than %d (raise {MaxStates})", ErrTooManyStates, n, c.opt.MaxStates)
 }
 
 func (c *compiler) unique(name string) string {
@@ -560,7 +561,7 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 	// any is built: an array of a million copies is refused at once
 	// instead of after filling the budget with vectors.
 	if r := reachableLocal(comp); countVectors(n, r) > float64(maxLocal) {
-		return nil, fmt.Errorf("%w: %w: array %s has %.4g count vectors when aggregated (%d copies over %d local states), more than %d (raise --max-states)",
+		return nil, option.Errorf("%w: %w: array %s has %.4g count vectors when aggregated (%d copies over %d local states), more than %d (raise {MaxStates})",
 			ErrTooManyStates, ErrPopulation, name, countVectors(n, r), n, r, maxLocal)
 	}
 	init := make([]int32, k)
@@ -582,7 +583,7 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 				id, ok := index[kw]
 				if !ok {
 					if len(l.Counts) >= maxLocal {
-						return nil, fmt.Errorf("%w: %w: array %s has more than %d count vectors when aggregated (raise --max-states)", ErrTooManyStates, ErrPopulation, name, maxLocal)
+						return nil, option.Errorf("%w: %w: array %s has more than %d count vectors when aggregated (raise {MaxStates})", ErrTooManyStates, ErrPopulation, name, maxLocal)
 					}
 					id = int32(len(l.Counts))
 					index[kw] = id

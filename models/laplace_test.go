@@ -65,7 +65,7 @@ func laplaceMakespanCase(t *testing.T, src string, beta float64, stop map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-12, Transient: passage.EngineLaplace})
+	res, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: beta, Epsilon: 1e-12, Transient: passage.EngineLaplace}})
 	if err != nil {
 		t.Fatal(err)
 	}

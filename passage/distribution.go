@@ -9,6 +9,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/passage/laplace"
 )
 
@@ -101,7 +102,7 @@ const (
 // Laplace windows (0: at the mean).
 func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, horizon, epsilon, q float64, force string) (EngineChoice, error) {
 	if force == EngineUniformization {
-		return EngineChoice{Engine: EngineUniformization, Why: "--transient uniformization"}, nil
+		return EngineChoice{Engine: EngineUniformization, Why: option.Text("{Transient} uniformization")}, nil
 	}
 	// Memory: the system's order and exit rates, the engine's start, mean
 	// times, sets (a mask and positions each) and a complex vector per
@@ -135,7 +136,7 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion does not apply (" + err.Error() + ")"}, nil
 	}
 	if force == EngineLaplace {
-		return EngineChoice{Engine: EngineLaplace, Why: "--transient laplace", Laplace: eng}, nil
+		return EngineChoice{Engine: EngineLaplace, Why: option.Text("{Transient} laplace"), Laplace: eng}, nil
 	}
 	if !(horizon > 0) {
 		tail, mean := 0.0, 0.0

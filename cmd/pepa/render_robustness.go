@@ -9,6 +9,7 @@ import (
 
 	"pepa/cmd/pepa/internal/render"
 	"pepa/models"
+	"pepa/models/plot"
 )
 
 // The JSON of a robustness result is package render's, which pepa serve
@@ -51,7 +52,7 @@ func (a *robustnessCmd) render(e *env, result any) int {
 	}
 	if a.plotFormat != "" {
 		// In the order given for one model, best first for several.
-		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return models.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
+		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return plot.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa robustness: %v\n", err)
 			return exitInvalid
 		}
@@ -229,13 +230,11 @@ func textResult(w io.Writer, r *models.Ranked) error {
 }
 
 // textSensitivity prints the sensitivities, the bottleneck machine and the
-// application whose slowdown costs the most.
+// application whose slowdown costs the most (models.SensitivitySummary).
 func textSensitivity(w io.Writer, r *models.Ranked) error {
-	var bottleneck *models.MachineResult
-	var worst models.RateSensitivity
-	var worstMachine string
-	apps := map[string]float64{} // application -> elasticity summed over its rates
-	appMachine := map[string]string{}
+	if r.Sensitive == nil {
+		return nil
+	}
 	any := false
 	for i := range r.Machines {
 		m := &r.Machines[i]
@@ -248,36 +247,18 @@ func textSensitivity(w io.Writer, r *models.Ranked) error {
 			fmt.Fprintf(w, "the machine's rates at which P(F <= %g) falls to %g\n\n", r.Beta, sv.Level)
 			any = true
 		}
-		if bottleneck == nil || sv.Radius < bottleneck.Sensitivity.Radius {
-			bottleneck = m
-		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\tradius %.4f\trate\tvalue\tdP/drate\telasticity\tapplication\t\n", m.Name, sv.Radius)
 		for _, rs := range sv.Rates {
 			fmt.Fprintf(tw, "\t\t%s\t%.6g\t%.6g\t%.6g\t%s\t\n", rs.Rate, rs.Value, rs.Derivative, rs.Elasticity, rs.Application)
-			if rs.Application != "" {
-				apps[rs.Application] += rs.Elasticity
-				appMachine[rs.Application] = m.Name
-			}
-			if worstMachine == "" || rs.Elasticity > worst.Elasticity {
-				worst, worstMachine = rs, m.Name
-			}
 		}
 		tw.Flush()
 	}
-	if !any {
-		return nil
-	}
+	bottleneck := &r.Machines[r.Sensitive.Bottleneck]
 	fmt.Fprintf(w, "\nbottleneck machine: %s (radius %.4f, P(F <= %g) = %.6f)\n", bottleneck.Name, bottleneck.Sensitivity.Radius, r.Beta, bottleneck.PByBeta)
-	costliest, cost := "", math.Inf(-1)
-	for a, el := range apps {
-		if el > cost || (el == cost && a < costliest) {
-			costliest, cost = a, el
-		}
-	}
-	if costliest != "" {
+	if c := r.Sensitive; c.Costliest != "" {
 		fmt.Fprintf(w, "costliest application: %s on %s: slowing its rates by 1%% lowers P(F_%s <= %g) by %.3g\n",
-			costliest, appMachine[costliest], appMachine[costliest], r.Beta, cost/100)
+			c.Costliest, c.Machine, c.Machine, r.Beta, c.Cost/100)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
+	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"
@@ -557,11 +558,11 @@ func Robustness(ctx context.Context, in []models.Input, req models.Request, reco
 		return nil, errors.New("no model given")
 	}
 	if req.Semantics != "" && req.Semantics != passage.Initial || req.Cycling || req.Flat || req.Sensitivity || req.Energy != nil || req.Simulate != nil {
-		return nil, errors.New("figures from observed progress are computed by groups under initial semantics, finished machines stopped: not with --semantics plugin, --cycling, --flat, --sensitivity, --simulate or the energy figures")
+		return nil, option.Errorf("figures from observed progress are computed by groups under initial semantics, finished machines stopped: not with {Semantics} plugin, {Cycling}, {Flat}, {Sensitivity}, {Simulate} or the energy figures")
 	}
 	rep := &models.Report{Beta: req.Beta, Semantics: passage.Initial, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
 	for _, m := range in {
-		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile,
+		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Question: models.Question{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile},
 			MaxGroupStates: req.Compile.MaxStates})
 		if err != nil {
 			return nil, &models.InputError{Name: m.Name, Err: err}

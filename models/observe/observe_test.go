@@ -20,7 +20,7 @@ func tracker(t *testing.T, src string) *Tracker {
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
-	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -464,7 +464,7 @@ func compareFigures(t *testing.T, what string, got *models.Result, want refFigur
 func trackerFigures(t *testing.T, m *lang.Model, rec []Event, beta, now float64) *models.Result {
 	t.Helper()
 	ctx := context.Background()
-	tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+	tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestReferenceFiltering(t *testing.T) {
 		for range 5 {
 			now := round3(rng.Float64() * 1.3 * o.makespn)
 			rec := o.simulate(t, rng, now)
-			tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+			tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, rm.text)
 			}
@@ -518,7 +518,7 @@ func TestReferenceFiltering(t *testing.T) {
 			}
 			// The Laplace engine's lane: the filtering (passage.Hidden)
 			// and every figure by Laplace-transform inversion, forced.
-			trl, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-12, Transient: passage.EngineLaplace})
+			trl, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-12, Transient: passage.EngineLaplace}})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, rm.text)
 			}

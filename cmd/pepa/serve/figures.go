@@ -360,7 +360,7 @@ func cdfOf(id string, e *figEntry) (*cdfDoc, error) {
 		PAllByBeta: render.Float(r.PAllByBeta), ExpectedMakespan: render.Float(r.ExpectedMakespan)}
 	tmax := math.Max(r.Beta*1.25, now*1.05)
 	finished := make([]float64, len(r.Machines))
-	bottleneck := -1
+	bottleneck := r.Bottleneck()
 	for i := range r.Machines {
 		mr := &r.Machines[i]
 		finished[i] = math.NaN()
@@ -371,9 +371,6 @@ func cdfOf(id string, e *figEntry) (*cdfDoc, error) {
 			if !math.IsNaN(x) && !math.IsInf(x, 0) {
 				tmax = math.Max(tmax, x*1.05)
 			}
-		}
-		if !math.IsNaN(mr.PByBeta) && (bottleneck < 0 || mr.PByBeta < r.Machines[bottleneck].PByBeta) {
-			bottleneck = i
 		}
 	}
 	doc.TMax = tmax

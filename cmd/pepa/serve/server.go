@@ -113,8 +113,9 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{dir: cfg.Dir, tokenSum: sha256.Sum256([]byte(cfg.Token)), logf: cfg.Logf, timeout: cfg.RequestTimeout,
 		base: base, cancel: cancel, lock: lock, afterAppend: cfg.afterAppend, computed: cfg.computed,
-		copt:   ctmc.Options{Aggregate: true, MaxStates: cfg.MaxStates},
-		mopt:   models.Options{Epsilon: 1e-10, Transient: transientOr(cfg.Transient), MaxGroupStates: cfg.MaxStates},
+		copt: ctmc.Options{Aggregate: true, MaxStates: cfg.MaxStates},
+		mopt: models.Options{Question: models.Question{Epsilon: 1e-10, Transient: transientOr(cfg.Transient)},
+			MaxGroupStates: cfg.MaxStates},
 		models: map[string]*model{}}
 	if s.logf == nil {
 		s.logf = func(string, ...any) {}

@@ -146,7 +146,7 @@ func stiffCheck(t *testing.T, sc stiffCase) {
 	var results []*models.Result
 	for _, beta := range sc.betas {
 		start := time.Now()
-		res, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: beta, Transient: passage.EngineLaplace})
+		res, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: beta, Transient: passage.EngineLaplace}})
 		took := time.Since(start)
 		if err != nil {
 			t.Fatal(err)

@@ -83,7 +83,7 @@ func nonDedicatedCheck(t *testing.T, gm randmodel.Model, tally map[string]int) {
 	var results []*models.Result
 	for _, beta := range betas {
 		start := time.Now()
-		res, err := models.AnalyzeGroups(ctx, s, models.Options{Beta: beta, Transient: passage.EngineLaplace})
+		res, err := models.AnalyzeGroups(ctx, s, models.Options{Question: models.Question{Beta: beta, Transient: passage.EngineLaplace}})
 		if err != nil {
 			t.Fatalf("beta %g: %v\n%s", beta, err, gm.Source)
 		}

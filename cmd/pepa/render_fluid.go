@@ -113,178 +113,204 @@ func nanNull(x float64) *float64 {
 }
 
 // document is what --format json prints.
+// fluidDoc is the JSON document of a fluid analysis.
+type fluidDoc struct {
+	Model         string               `json:"model"`
+	Approximation string               `json:"approximation"`
+	Note          string               `json:"note"`
+	Groups        []fluidGroupDoc      `json:"groups"`
+	Times         []float64            `json:"times,omitempty"`
+	Populations   map[string][]float64 `json:"populations,omitempty"`
+	StdDevs       map[string][]float64 `json:"stddevs,omitempty"`
+	Throughputs   map[string][]float64 `json:"throughputs,omitempty"`
+	Solver        *fluidSolverDoc      `json:"solver,omitempty"`
+	Steady        *fluidSteadyDoc      `json:"steady,omitempty"`
+	Passage       *fluidPassageDoc     `json:"passage,omitempty"`
+	Check         *fluidCheckDoc       `json:"check,omitempty"`
+	Warnings      []string             `json:"warnings,omitempty"`
+}
+
+type fluidGroupDoc struct {
+	Name      string   `json:"name"`
+	Component string   `json:"component"`
+	Copies    int      `json:"copies"`
+	States    []string `json:"states"`
+}
+type fluidSolverDoc struct {
+	Method      string   `json:"method"`
+	SwitchedAt  *float64 `json:"switched_at,omitempty"`
+	Steps       int      `json:"steps"`
+	Rejected    int      `json:"rejected"`
+	Evaluations int      `json:"evaluations"`
+	RelTol      float64  `json:"rtol"`
+	AbsTol      float64  `json:"atol_per_copy"`
+}
+type fluidSwingDoc struct {
+	State    string  `json:"state"`
+	Min, Max float64 `json:"-"`
+	Low      float64 `json:"min"`
+	High     float64 `json:"max"`
+	From     float64 `json:"from"`
+	To       float64 `json:"to"`
+}
+type fluidSteadyDoc struct {
+	Populations map[string]float64 `json:"populations"`
+	StdDevs     map[string]float64 `json:"stddevs,omitempty"`
+	Throughputs map[string]float64 `json:"throughputs"`
+	Residual    float64            `json:"residual"`
+	Settled     bool               `json:"settled"`
+	Time        float64            `json:"time"`
+	Polished    bool               `json:"refined_by_newton"`
+	Stopped     bool               `json:"stopped"`
+	Swings      []fluidSwingDoc    `json:"still_moving,omitempty"`
+	Solver      fluidSolverDoc     `json:"solver"`
+}
+type fluidPointDoc struct {
+	T   float64  `json:"t"`
+	CDF float64  `json:"cdf"`
+	PDF *float64 `json:"pdf,omitempty"`
+}
+type fluidPassageDoc struct {
+	Component     string             `json:"component"`
+	Semantics     string             `json:"semantics"`
+	Start         map[string]float64 `json:"start"`
+	TargetStates  []string           `json:"target_states,omitempty"`
+	TargetActions []string           `json:"target_actions,omitempty"`
+	Mean          *float64           `json:"mean"`
+	MeanNote      string             `json:"mean_unavailable,omitempty"`
+	Points        []fluidPointDoc    `json:"points"`
+	Solver        fluidSolverDoc     `json:"solver"`
+}
+type fluidRowDoc struct {
+	Kind       string   `json:"kind"`
+	Component  string   `json:"component,omitempty"`
+	Name       string   `json:"name"`
+	Fluid      float64  `json:"fluid"`
+	Chain      float64  `json:"chain"`
+	Low        *float64 `json:"low,omitempty"`
+	High       *float64 `json:"high,omitempty"`
+	Difference float64  `json:"difference"`
+}
+type fluidCheckDoc struct {
+	Against          string        `json:"against"`
+	How              string        `json:"how"`
+	States           int           `json:"states,omitempty"`
+	SteadyPopulation *float64      `json:"steady_population_distance"`
+	SteadyThroughput *float64      `json:"steady_throughput_distance"`
+	SteadyStdDev     *float64      `json:"steady_stddev_distance,omitempty"`
+	SeriesPopulation *float64      `json:"series_population_distance"`
+	SeriesThroughput *float64      `json:"series_throughput_distance"`
+	Outside          int           `json:"outside_intervals,omitempty"`
+	Compared         int           `json:"compared,omitempty"`
+	Rows             []fluidRowDoc `json:"rows,omitempty"`
+}
+
+// solverDoc is an integration's statistics with the tolerances asked.
+func (a *fluidCmd) solverDoc(s fluid.IntegratorStats) fluidSolverDoc {
+	out := fluidSolverDoc{Method: s.Method, Steps: s.Steps, Rejected: s.Rejected, Evaluations: s.Evaluations, RelTol: a.opt.RelTol, AbsTol: a.opt.AbsTol}
+	out.SwitchedAt = nanNull(s.SwitchedAt)
+	return out
+}
+
 func (a *fluidCmd) document(result any) any {
 	res := result.(*fluid.Analysis)
 	m := res.Model
 	keys := stateKeys(m)
-	type group struct {
-		Name      string   `json:"name"`
-		Component string   `json:"component"`
-		Copies    int      `json:"copies"`
-		States    []string `json:"states"`
-	}
-	type solver struct {
-		Method      string   `json:"method"`
-		SwitchedAt  *float64 `json:"switched_at,omitempty"`
-		Steps       int      `json:"steps"`
-		Rejected    int      `json:"rejected"`
-		Evaluations int      `json:"evaluations"`
-		RelTol      float64  `json:"rtol"`
-		AbsTol      float64  `json:"atol_per_copy"`
-	}
-	type swing struct {
-		State    string  `json:"state"`
-		Min, Max float64 `json:"-"`
-		Low      float64 `json:"min"`
-		High     float64 `json:"max"`
-		From     float64 `json:"from"`
-		To       float64 `json:"to"`
-	}
-	type steadyDoc struct {
-		Populations map[string]float64 `json:"populations"`
-		StdDevs     map[string]float64 `json:"stddevs,omitempty"`
-		Throughputs map[string]float64 `json:"throughputs"`
-		Residual    float64            `json:"residual"`
-		Settled     bool               `json:"settled"`
-		Time        float64            `json:"time"`
-		Polished    bool               `json:"refined_by_newton"`
-		Stopped     bool               `json:"stopped"`
-		Swings      []swing            `json:"still_moving,omitempty"`
-		Solver      solver             `json:"solver"`
-	}
-	type point struct {
-		T   float64  `json:"t"`
-		CDF float64  `json:"cdf"`
-		PDF *float64 `json:"pdf,omitempty"`
-	}
-	type passageDoc struct {
-		Component     string             `json:"component"`
-		Semantics     string             `json:"semantics"`
-		Start         map[string]float64 `json:"start"`
-		TargetStates  []string           `json:"target_states,omitempty"`
-		TargetActions []string           `json:"target_actions,omitempty"`
-		Mean          *float64           `json:"mean"`
-		MeanNote      string             `json:"mean_unavailable,omitempty"`
-		Points        []point            `json:"points"`
-		Solver        solver             `json:"solver"`
-	}
-	type row struct {
-		Kind       string   `json:"kind"`
-		Component  string   `json:"component,omitempty"`
-		Name       string   `json:"name"`
-		Fluid      float64  `json:"fluid"`
-		Chain      float64  `json:"chain"`
-		Low        *float64 `json:"low,omitempty"`
-		High       *float64 `json:"high,omitempty"`
-		Difference float64  `json:"difference"`
-	}
-	type checkDoc struct {
-		Against          string   `json:"against"`
-		How              string   `json:"how"`
-		States           int      `json:"states,omitempty"`
-		SteadyPopulation *float64 `json:"steady_population_distance"`
-		SteadyThroughput *float64 `json:"steady_throughput_distance"`
-		SteadyStdDev     *float64 `json:"steady_stddev_distance,omitempty"`
-		SeriesPopulation *float64 `json:"series_population_distance"`
-		SeriesThroughput *float64 `json:"series_throughput_distance"`
-		Outside          int      `json:"outside_intervals,omitempty"`
-		Compared         int      `json:"compared,omitempty"`
-		Rows             []row    `json:"rows,omitempty"`
-	}
-	sv := func(s fluid.IntegratorStats) solver {
-		out := solver{Method: s.Method, Steps: s.Steps, Rejected: s.Rejected, Evaluations: s.Evaluations, RelTol: a.opt.RelTol, AbsTol: a.opt.AbsTol}
-		out.SwitchedAt = nanNull(s.SwitchedAt)
-		return out
-	}
-	doc := struct {
-		Model         string               `json:"model"`
-		Approximation string               `json:"approximation"`
-		Note          string               `json:"note"`
-		Groups        []group              `json:"groups"`
-		Times         []float64            `json:"times,omitempty"`
-		Populations   map[string][]float64 `json:"populations,omitempty"`
-		StdDevs       map[string][]float64 `json:"stddevs,omitempty"`
-		Throughputs   map[string][]float64 `json:"throughputs,omitempty"`
-		Solver        *solver              `json:"solver,omitempty"`
-		Steady        *steadyDoc           `json:"steady,omitempty"`
-		Passage       *passageDoc          `json:"passage,omitempty"`
-		Check         *checkDoc            `json:"check,omitempty"`
-		Warnings      []string             `json:"warnings,omitempty"`
-	}{Model: displayName(a.files[0]), Approximation: "fluid", Note: approximationNote, Warnings: fluidWarnings(res)}
+	doc := fluidDoc{Model: displayName(a.files[0]), Approximation: "fluid", Note: approximationNote, Warnings: fluidWarnings(res)}
 	for _, g := range m.Groups {
-		doc.Groups = append(doc.Groups, group{g.Name, g.Component, g.Copies, g.States})
+		doc.Groups = append(doc.Groups, fluidGroupDoc{g.Name, g.Component, g.Copies, g.States})
 	}
 	if s := res.Series; s != nil {
-		doc.Times = s.Times
-		doc.Populations = map[string][]float64{}
-		for i, k := range keys {
-			doc.Populations[k] = s.Populations[i]
-		}
-		if s.Variances != nil {
-			doc.StdDevs = map[string][]float64{}
-			for i, k := range keys {
-				sd := make([]float64, len(s.Variances[i]))
-				for j, v := range s.Variances[i] {
-					sd[j] = math.Sqrt(v)
-				}
-				doc.StdDevs[k] = sd
-			}
-		}
-		doc.Throughputs = map[string][]float64{}
-		for i, l := range m.Labels {
-			doc.Throughputs[l] = s.Throughputs[i]
-		}
-		so := sv(s.Stats)
-		doc.Solver = &so
+		a.seriesDoc(&doc, m, keys, s)
 	}
 	if st := res.Steady; st != nil {
-		sd := &steadyDoc{Populations: map[string]float64{}, Throughputs: map[string]float64{}, Residual: st.Residual, Settled: st.Settled,
-			Time: st.Time, Polished: st.Polished, Stopped: st.Stopped, Solver: sv(st.Stats)}
-		for i, k := range keys {
-			sd.Populations[k] = st.Populations[i]
-			if st.Variances != nil {
-				if sd.StdDevs == nil {
-					sd.StdDevs = map[string]float64{}
-				}
-				sd.StdDevs[k] = math.Sqrt(st.Variances[i])
-			}
-		}
-		for i, l := range m.Labels {
-			sd.Throughputs[l] = st.Throughputs[i]
-		}
-		for _, s := range st.Swings {
-			sd.Swings = append(sd.Swings, swing{State: keys[s.State], Low: s.Min, High: s.Max, From: s.From, To: s.To})
-		}
-		doc.Steady = sd
+		doc.Steady = a.steadyDoc(m, keys, st)
 	}
 	if ps := res.Passage; ps != nil {
-		pd := &passageDoc{Component: ps.Group, Semantics: ps.Semantics, Start: map[string]float64{}, TargetStates: ps.TargetStates,
-			TargetActions: ps.TargetActions, Mean: nanNull(ps.Mean), MeanNote: ps.MeanNote, Solver: sv(ps.Stats)}
-		gi, _ := m.Group(ps.Group)
-		for d, p := range ps.Start {
-			if p > 0 {
-				pd.Start[m.Groups[gi].States[d]] = p
-			}
-		}
-		for i, t := range ps.Times {
-			pt := point{T: t, CDF: ps.CDF[i]}
-			if a.pdf {
-				pt.PDF = &ps.PDF[i]
-			}
-			pd.Points = append(pd.Points, pt)
-		}
-		doc.Passage = pd
+		doc.Passage = a.passageDoc(m, ps)
 	}
 	if c := res.Check; c != nil {
-		cd := &checkDoc{Against: c.Against, How: c.How, States: c.States, SteadyPopulation: nanNull(c.SteadyPopulation), SteadyThroughput: nanNull(c.SteadyThroughput),
-			SteadyStdDev: nanNull(c.SteadyStdDev), SeriesPopulation: nanNull(c.SeriesPopulation), SeriesThroughput: nanNull(c.SeriesThroughput),
-			Outside: c.Outside, Compared: c.Compared}
-		for _, r := range c.Rows {
-			cd.Rows = append(cd.Rows, row{Kind: r.Kind, Component: r.Group, Name: r.Name, Fluid: r.Fluid, Chain: r.Chain, Low: nanNull(r.Low), High: nanNull(r.High), Difference: r.Difference})
-		}
-		doc.Check = cd
+		doc.Check = checkDoc(c)
 	}
 	return doc
+}
+
+// seriesDoc fills the time series' figures.
+func (a *fluidCmd) seriesDoc(doc *fluidDoc, m *fluid.Model, keys []string, s *fluid.Series) {
+	doc.Times = s.Times
+	doc.Populations = map[string][]float64{}
+	for i, k := range keys {
+		doc.Populations[k] = s.Populations[i]
+	}
+	if s.Variances != nil {
+		doc.StdDevs = map[string][]float64{}
+		for i, k := range keys {
+			sd := make([]float64, len(s.Variances[i]))
+			for j, v := range s.Variances[i] {
+				sd[j] = math.Sqrt(v)
+			}
+			doc.StdDevs[k] = sd
+		}
+	}
+	doc.Throughputs = map[string][]float64{}
+	for i, l := range m.Labels {
+		doc.Throughputs[l] = s.Throughputs[i]
+	}
+	so := a.solverDoc(s.Stats)
+	doc.Solver = &so
+}
+
+// steadyDoc is the steady state's figures.
+func (a *fluidCmd) steadyDoc(m *fluid.Model, keys []string, st *fluid.Steady) *fluidSteadyDoc {
+	sd := &fluidSteadyDoc{Populations: map[string]float64{}, Throughputs: map[string]float64{}, Residual: st.Residual, Settled: st.Settled,
+		Time: st.Time, Polished: st.Polished, Stopped: st.Stopped, Solver: a.solverDoc(st.Stats)}
+	for i, k := range keys {
+		sd.Populations[k] = st.Populations[i]
+		if st.Variances != nil {
+			if sd.StdDevs == nil {
+				sd.StdDevs = map[string]float64{}
+			}
+			sd.StdDevs[k] = math.Sqrt(st.Variances[i])
+		}
+	}
+	for i, l := range m.Labels {
+		sd.Throughputs[l] = st.Throughputs[i]
+	}
+	for _, s := range st.Swings {
+		sd.Swings = append(sd.Swings, fluidSwingDoc{State: keys[s.State], Low: s.Min, High: s.Max, From: s.From, To: s.To})
+	}
+	return sd
+}
+
+// passageDoc is the tagged copy's passage.
+func (a *fluidCmd) passageDoc(m *fluid.Model, ps *fluid.Passage) *fluidPassageDoc {
+	pd := &fluidPassageDoc{Component: ps.Group, Semantics: ps.Semantics, Start: map[string]float64{}, TargetStates: ps.TargetStates,
+		TargetActions: ps.TargetActions, Mean: nanNull(ps.Mean), MeanNote: ps.MeanNote, Solver: a.solverDoc(ps.Stats)}
+	gi, _ := m.Group(ps.Group)
+	for d, p := range ps.Start {
+		if p > 0 {
+			pd.Start[m.Groups[gi].States[d]] = p
+		}
+	}
+	for i, t := range ps.Times {
+		pt := fluidPointDoc{T: t, CDF: ps.CDF[i]}
+		if a.pdf {
+			pt.PDF = &ps.PDF[i]
+		}
+		pd.Points = append(pd.Points, pt)
+	}
+	return pd
+}
+
+// checkDoc is the distance to the chain or to simulation.
+func checkDoc(c *fluid.Check) *fluidCheckDoc {
+	cd := &fluidCheckDoc{Against: c.Against, How: c.How, States: c.States, SteadyPopulation: nanNull(c.SteadyPopulation), SteadyThroughput: nanNull(c.SteadyThroughput),
+		SteadyStdDev: nanNull(c.SteadyStdDev), SeriesPopulation: nanNull(c.SeriesPopulation), SeriesThroughput: nanNull(c.SeriesThroughput),
+		Outside: c.Outside, Compared: c.Compared}
+	for _, r := range c.Rows {
+		cd.Rows = append(cd.Rows, fluidRowDoc{Kind: r.Kind, Component: r.Group, Name: r.Name, Fluid: r.Fluid, Chain: r.Chain, Low: nanNull(r.Low), High: nanNull(r.High), Difference: r.Difference})
+	}
+	return cd
 }
 
 // fluidCSV is one row per figure: measure,component,name,t,value.

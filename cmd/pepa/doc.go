@@ -12,7 +12,7 @@
 // 2 (bad usage), 130 (interrupted).
 //
 // Size: about 5,000 lines of non-test Go, past the house's 5,000, because
-// it holds every verb (twenty and more: flags, the call, text, JSON and CSV
+// it holds every verb (thirteen: flags, the call, text, JSON and CSV
 // renderers each), not because a verb decides anything; the service lives
 // in cmd/pepa/serve, shared rendering in cmd/pepa/internal.
 package main

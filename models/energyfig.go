@@ -13,7 +13,6 @@ import (
 	"pepa/internal/option"
 	"pepa/models/energy"
 	"pepa/passage"
-	"pepa/passage/laplace"
 )
 
 // EnergyResult are a mapping's energy figures (semantics.md section 5), in
@@ -305,7 +304,7 @@ func energyPassage(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 	// The engine as for the finishing times: the rate-divided chain is as
 	// stiff, and has the same cycles, as the chain it divides.
 	probs := []passage.Problem{{Alpha: alpha, TargetStates: target}}
-	choice, err := passage.ChooseEngine(ctx, c, alpha, [][]bool{target}, laplace.Target{}, req.Budget, req.Budget, opt.Epsilon, passage.UniformizationRate(c, probs), opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: alpha, Sets: [][]bool{target}, Beta: req.Budget, Horizon: req.Budget, Epsilon: opt.Epsilon, Rate: passage.UniformizationRate(c, probs), Force: opt.Transient})
 	if err != nil {
 		return 0, 0, "", err
 	}

@@ -867,7 +867,7 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	if q == 0 {
 		q = passage.UniformizationRate(c, j.probs)
 	}
-	choice, err := passage.ChooseEngine(ctx, c, j.probs[0].Alpha, sets, tgt, opt.Beta, 0, opt.Epsilon, q, opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: j.probs[0].Alpha, Sets: sets, Target: tgt, Beta: opt.Beta, Epsilon: opt.Epsilon, Rate: q, Force: opt.Transient})
 	if err != nil {
 		return false, fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)
 	}

@@ -838,7 +838,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	for _, m := range machines {
 		probs = append(probs, passage.Problem{Alpha: alpha, TargetActions: m.Last})
 	}
-	choice, err := passage.ChooseEngine(ctx, c, alpha, sets, laplace.Target{}, opt.Beta, 0, opt.Epsilon, passage.UniformizationRate(c, probs), opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: alpha, Sets: sets, Beta: opt.Beta, Epsilon: opt.Epsilon, Rate: passage.UniformizationRate(c, probs), Force: opt.Transient})
 	if err != nil || choice.Engine != passage.EngineLaplace {
 		return false, err
 	}

@@ -508,8 +508,8 @@ func (a *Analysis) byLaplace(ctx context.Context, q Query, opt AnalyzeOptions) (
 	if len(q.Quantiles) > 0 || len(q.Times) == 0 {
 		uh = 0
 	}
-	choice, err := ChooseEngine(ctx, c, pr.Alpha, [][]bool{mask}, laplace.Target{Actions: pr.TargetActions, States: pr.TargetStates},
-		horizon, uh, opt.Epsilon, UniformizationRate(c, []Problem{pr}), opt.Transient)
+	choice, err := ChooseEngine(ctx, EngineQuery{Chain: c, Alpha: pr.Alpha, Sets: [][]bool{mask}, Target: laplace.Target{Actions: pr.TargetActions, States: pr.TargetStates},
+		Beta: horizon, Horizon: uh, Epsilon: opt.Epsilon, Rate: UniformizationRate(c, []Problem{pr}), Force: opt.Transient})
 	if err != nil {
 		return false, err
 	}

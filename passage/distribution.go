@@ -88,8 +88,25 @@ const (
 	laplaceMinSteps  = 20 // below this many steps, uniformization always
 )
 
-// ChooseEngine decides how to solve the passages to closed sets of states
-// of chain c from alpha (sets: masks over states), for a goal beta: the
+// EngineQuery is what ChooseEngine decides on: passages on Chain from
+// Alpha to closed sets of states (Sets: masks over states, Target where a
+// passage ends), for a goal Beta (0: at the mean), over Horizon (0: to the
+// distribution's tail), to Epsilon; Rate is uniformization's; Force is
+// EngineUniformization or EngineLaplace to decide, EngineAuto (or "") to
+// let cost decide.
+type EngineQuery struct {
+	Chain   *ctmc.Chain
+	Alpha   []float64
+	Sets    [][]bool
+	Target  laplace.Target
+	Beta    float64
+	Horizon float64
+	Epsilon float64
+	Rate    float64
+	Force   string
+}
+
+// ChooseEngine decides how to solve the passages of eq: the
 // Laplace engine where the chain orders into small blocks with real
 // spectra (acyclic chains: machines stopped once finished, passages to a
 // target) and its predicted cost, a few windows of solves, is below
@@ -97,10 +114,10 @@ const (
 // distribution's tail, the mean plus ln(2/epsilon) times the largest mean
 // remaining time over e (the tail of any absorption time with mean
 // remaining time at most M from every state falls by 1/e every e M).
-// force is EngineUniformization or EngineLaplace to decide, EngineAuto (or
-// "") to let cost decide; q is uniformization's rate; beta anchors the
-// Laplace windows (0: at the mean).
-func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, horizon, epsilon, q float64, force string) (EngineChoice, error) {
+// Beta anchors the Laplace windows.
+func ChooseEngine(ctx context.Context, eq EngineQuery) (EngineChoice, error) {
+	c, alpha, sets, tgt := eq.Chain, eq.Alpha, eq.Sets, eq.Target
+	beta, horizon, epsilon, q, force := eq.Beta, eq.Horizon, eq.Epsilon, eq.Rate, eq.Force
 	if force == EngineUniformization {
 		return EngineChoice{Engine: EngineUniformization, Why: option.Text("{Transient} uniformization")}, nil
 	}

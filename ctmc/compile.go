@@ -2,6 +2,7 @@ package ctmc
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"pepa/internal/option"
 	"pepa/lang"
 )
 
@@ -372,7 +374,7 @@ func (c *compiler) array(p *lang.Array) (node, error) {
 // than the state limit: each costs about as much as a state, and the
 // packed state grows with their number.
 func (c *compiler) tooManyLeaves(n int) error {
-	return fmt.Errorf("%w: %d sequential components, more than %d (raise --max-states)", ErrTooManyStates, n, c.opt.MaxStates)
+	return option.Errorf("%w: %d sequential components, more than %d (raise {MaxStates})", ErrTooManyStates, n, c.opt.MaxStates)
 }
 
 func (c *compiler) unique(name string) string {
@@ -549,14 +551,23 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 		}
 		return string(b)
 	}
-	init := make([]int32, k)
-	init[0] = int32(n)
-	index[key(init)] = 0
-	l.Counts = append(l.Counts, init)
 	maxLocal := 1 << 24
 	if maxStates > 0 && maxStates < maxLocal {
 		maxLocal = maxStates
 	}
+	// The copies move independently within the leaf, so every way of
+	// placing n copies on the r local states reachable from the first is
+	// reached: binomial(n+r-1, r-1) count vectors, exactly. Known before
+	// any is built: an array of a million copies is refused at once
+	// instead of after filling the budget with vectors.
+	if r := reachableLocal(comp); countVectors(n, r) > float64(maxLocal) {
+		return nil, option.Errorf("%w: %w: array %s has %.4g count vectors when aggregated (%d copies over %d local states), more than %d (raise {MaxStates})",
+			ErrTooManyStates, ErrPopulation, name, countVectors(n, r), n, r, maxLocal)
+	}
+	init := make([]int32, k)
+	init[0] = int32(n)
+	index[key(init)] = 0
+	l.Counts = append(l.Counts, init)
 	for s := 0; s < len(l.Counts); s++ {
 		v := l.Counts[s]
 		var out []localTrans
@@ -572,7 +583,7 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 				id, ok := index[kw]
 				if !ok {
 					if len(l.Counts) >= maxLocal {
-						return nil, fmt.Errorf("%w: array %s has more than %d count vectors when aggregated (raise --max-states)", ErrTooManyStates, name, maxLocal)
+						return nil, option.Errorf("%w: %w: array %s has more than %d count vectors when aggregated (raise {MaxStates})", ErrTooManyStates, ErrPopulation, name, maxLocal)
 					}
 					id = int32(len(l.Counts))
 					index[kw] = id
@@ -595,6 +606,46 @@ func aggregateLeaf(comp *Component, n int, name, group string, maxStates int) (*
 	}
 	l.NumLocal = len(l.Counts)
 	return l, nil
+}
+
+// ErrPopulation marks (wrapped with ErrTooManyStates) an array whose
+// count vectors alone are too many: fluid analysis and simulation answer
+// such models without the chain.
+var ErrPopulation = errors.New("a population too large for its chain")
+
+// reachableLocal is the number of comp's local states reachable from the
+// first.
+func reachableLocal(comp *Component) int {
+	seen := make([]bool, len(comp.States))
+	seen[0] = true
+	stack := []int{0}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, t := range comp.trans[d] {
+			if !seen[t.target] {
+				seen[t.target] = true
+				stack = append(stack, int(t.target))
+			}
+		}
+	}
+	r := 0
+	for _, v := range seen {
+		if v {
+			r++
+		}
+	}
+	return r
+}
+
+// countVectors is binomial(n+r-1, r-1), the ways of placing n copies on r
+// local states, in floating point (+Inf past float64's range).
+func countVectors(n, r int) float64 {
+	c := 1.0
+	for i := 1; i < r; i++ {
+		c = c * float64(n+i) / float64(i)
+	}
+	return c
 }
 
 // pack assigns each leaf its bit field; a field never straddles two words.

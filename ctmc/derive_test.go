@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -28,6 +29,9 @@ func TestDeriveMatchesSequential(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/*.pepa")
 	more, _ := filepath.Glob("../testdata/*/*.pepa")
 	for _, f := range append(files, more...) {
+		if strings.HasPrefix(f, "../testdata/fluid/") {
+			continue // populations for fluid analysis: no chain of them fits
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -52,7 +52,10 @@ type ProcInfo struct {
 // only handed out when Check found no errors, so a consumer may rely on the
 // invariants below.
 //
-//   - Every Const in the tree names a key of Procs; every RateRef a key of Rates.
+//   - Every Const in the tree names a key of Procs; every RateRef a key of
+//     Rates, except the PEPA Workbench's top used as an activity's rate
+//     (or its weight's factor) where no rate is named top: the passive
+//     rate, as PrefixRate says.
 //   - Every Prefix has an entry in Rates of its activity (PrefixRate), a finite
 //     positive rate or a passive one with a finite positive weight.
 //   - Every Array has a size >= 1 (ArraySize).
@@ -127,6 +130,11 @@ func Check(f *File) (*Model, Diagnostics) {
 		c.passiveCheck()
 	}
 	c.unused()
+	for _, u := range c.undefinedAt {
+		if *u.count > 0 {
+			c.diags[u.diag].Msg += fmt.Sprintf(" (and %d more uses)", *u.count)
+		}
+	}
 	c.diags.Sort()
 	if c.diags.HasErrors() {
 		return nil, c.diags
@@ -139,12 +147,38 @@ type checker struct {
 	m     *Model
 	diags Diagnostics
 
+	undefinedAt []undefinedUse
+
 	rateState map[string]int // 0 unvisited, 1 in progress, 2 done
 	rateStack []string
 	usedRates map[string]bool
 	// unresolved is set when a process name has no definition (reported,
 	// or defined by a statement that failed to parse).
 	unresolved bool
+	// undefined holds the names reported as undefined, so that a name is
+	// reported once, at its first use, however often it is used.
+	undefined map[string]*int
+}
+
+// undefinedName reports an undefined rate or process at its first use
+// (what is wrong is the missing definition; every use is fixed by it).
+func (c *checker) undefinedName(pos Pos, what, name, hint string) {
+	key := what + " " + name
+	if n, ok := c.undefined[key]; ok {
+		*n++
+		return
+	}
+	if c.undefined == nil {
+		c.undefined = map[string]*int{}
+	}
+	c.undefined[key] = new(int)
+	c.errorf(pos, "undefined %s %s%s", what, name, hint)
+	c.undefinedAt = append(c.undefinedAt, undefinedUse{len(c.diags) - 1, c.undefined[key]})
+}
+
+type undefinedUse struct {
+	diag  int
+	count *int
 }
 
 func (c *checker) errorf(pos Pos, format string, args ...any) {
@@ -226,7 +260,7 @@ func (c *checker) eval(e Expr, where string) (float64, bool) {
 		c.usedRates[e.Name] = true
 		if _, ok := c.m.Rates[e.Name]; !ok {
 			if !c.f.Broken[e.Name] {
-				c.errorf(e.NamePos, "undefined rate %s", e.Name)
+				c.undefinedName(e.NamePos, "rate", e.Name, "")
 			}
 			return math.NaN(), false
 		}
@@ -263,16 +297,16 @@ func (c *checker) eval(e Expr, where string) (float64, bool) {
 // infty/T, or w * infty.
 func (c *checker) activityRate(p *Prefix) {
 	e := unparen(p.Rate)
-	if _, ok := e.(*Passive); ok {
+	if c.passive(e) {
 		c.m.prefixRates[p] = Rate{Passive: true, Value: 1}
 		return
 	}
 	if b, ok := e.(*Binary); ok && b.Op == '*' {
 		w, pas := b.X, unparen(b.Y)
-		if _, ok := pas.(*Passive); !ok {
+		if !c.passive(pas) {
 			w, pas = b.Y, unparen(b.X)
 		}
-		if _, ok := pas.(*Passive); ok {
+		if c.passive(pas) {
 			v, ok := c.eval(w, "passive weight")
 			if ok && c.positive(w.Pos(), v, fmt.Sprintf("weight of passive action %s", p.Action.Name)) {
 				c.m.prefixRates[p] = Rate{Passive: true, Value: v}
@@ -285,6 +319,26 @@ func (c *checker) activityRate(p *Prefix) {
 		c.m.prefixRates[p] = Rate{Value: v}
 	}
 }
+
+// passive reports whether e is the passive rate: infty, T, _ (the
+// Imperial PEPA Compiler's spelling), or the PEPA Workbench's top where
+// the model defines no rate named top.
+func (c *checker) passive(e Expr) bool {
+	switch e := e.(type) {
+	case *Passive:
+		return true
+	case *RateRef:
+		if e.Name == WorkbenchTop {
+			_, defined := c.m.Rates[e.Name]
+			return !defined && !c.f.Broken[e.Name]
+		}
+	}
+	return false
+}
+
+// WorkbenchTop is the PEPA Workbench's name for the passive rate; it is
+// read as infty where the model does not define a rate of that name.
+const WorkbenchTop = "top"
 
 func (c *checker) positive(pos Pos, v float64, what string) bool {
 	switch {
@@ -358,6 +412,12 @@ func (c *checker) resolve(p Process) {
 			c.activityRate(p)
 		case *Const:
 			c.resolveProc(p.Ident)
+		case *Hide:
+			for _, id := range p.Actions {
+				if id.Name == "tau" {
+					c.errorf(id.NamePos, "tau is the silent action and cannot be hidden (hiding makes an action tau)")
+				}
+			}
 		case *Array:
 			c.resolveProc(p.Name)
 			v, ok := c.eval(p.Size, "array size")
@@ -379,7 +439,11 @@ func (c *checker) resolveProc(id Ident) {
 	}
 	c.unresolved = true
 	if !c.f.Broken[id.Name] {
-		c.errorf(id.NamePos, "undefined process %s", id.Name)
+		hint := ""
+		if id.Name == "Stop" {
+			hint = " (Stop, the Imperial PEPA Compiler's process that does nothing, is not PEPA: a PEPA component never stops, and a state in which nothing can happen is a deadlock)"
+		}
+		c.undefinedName(id.NamePos, "process", id.Name, hint)
 	}
 }
 

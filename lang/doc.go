@@ -16,10 +16,14 @@
 //     (MaxNesting) before the recursive-descent parser runs, and every other
 //     repetition (a + b + c, - - x, prefixes (a, r).(b, s).P, cooperation
 //     chains) is parsed as a list, not by recursion.
-//   - Every error is reported, not only the first: a lexical error does not
-//     stop the scanner, a syntax error spoils only its own statement, and the
-//     names of definitions that failed to parse are not reported again as
-//     undefined.
+//   - Every error is reported, not only the first, and each cause once: a
+//     lexical error does not stop the scanner, a syntax error spoils only its
+//     own statement (at most one lexical error a statement), the names a
+//     statement that failed to parse would define are not reported again as
+//     undefined, an undefined or malformed name is reported at its first use
+//     only, and a statement's syntax error is put into words once every
+//     statement is parsed (recover.go), so that it can be blamed on the
+//     definition that caused it or named as another tool's extension.
 //   - Diagnostics have the form FILE:LINE:COL: error|warning: MESSAGE, are
 //     sorted by position, and columns count bytes from 1 (after a UTF-8
 //     byte-order mark, which is accepted at the start of a file). A file

@@ -60,7 +60,7 @@ type gPrimary struct {
 	Pos     lexer.Position
 	Number  *string `parser:"  @Number"`
 	Name    *string `parser:"| @Ident"`
-	Passive bool    `parser:"| @(\"infty\" | \"T\")"`
+	Passive bool    `parser:"| @(\"infty\" | \"T\" | \"_\")"`
 	Paren   *gExpr  `parser:"| \"(\" @@ \")\""`
 }
 
@@ -94,7 +94,7 @@ type gHide struct {
 
 type gHSet struct {
 	Pos     lexer.Position
-	Actions []*gIdent `parser:"\"/\" ( \"{\" (@@ (\",\" @@)*)? \"}\" | \"<\" (@@ (\",\" @@)*)? \">\" )"`
+	Actions []*gAction `parser:"\"/\" ( \"{\" (@@ (\",\" @@)*)? \"}\" | \"<\" (@@ (\",\" @@)*)? \">\" )"`
 }
 
 type gPrefix struct {
@@ -115,11 +115,19 @@ type gAtom struct {
 	Paren *gChoice `parser:" | \"(\" @@ \")\" )"`
 }
 
+// gArray is Name[n], Name[n][a, b] or Name[n]{a, b}, and the Imperial
+// PEPA Compiler's Name[n, {a, b}] (Inline).
 type gArray struct {
-	Size    *gExpr     `parser:"\"[\" @@ \"]\""`
+	Size    *gExpr     `parser:"\"[\" @@"`
+	Inline  *gActSet   `parser:"( \",\" @@ )? \"]\""`
 	Open    string     `parser:"( @(\"[\" | \"{\")"`
 	Actions []*gAction `parser:"  (@@ (\",\" @@)*)?"`
 	Close   string     `parser:"  @(\"]\" | \"}\") )?"`
+}
+
+type gActSet struct {
+	Pos     lexer.Position
+	Actions []*gAction `parser:"\"{\" (@@ (\",\" @@)*)? \"}\""`
 }
 
 // ---- statements ----

@@ -35,9 +35,11 @@ func parse(filename string, src []byte) (*File, Diagnostics) {
 	f := &File{Name: filename, Comments: s.comments, Broken: map[string]bool{}}
 	stmts := p.split(s.toks)
 	results := parseAll(filename, stmts)
+	p.diagnose(stmts, results, f)
 
 	var sysPos Pos
-	for i, st := range stmts {
+	maySystem := false // a statement that did not parse may have been the system equation
+	for i := range stmts {
 		r := &results[i]
 		diags = append(diags, r.diags...)
 		if r.broken != "" {
@@ -54,12 +56,17 @@ func parse(filename string, src []byte) (*File, Diagnostics) {
 				p.errorf(r.system.Pos(), "a model has one system equation; this is a second one (the first is at %s)", sysPos)
 				continue
 			}
-			f.System, f.SystemEnd, sysPos = r.system, st.endPos(), r.system.Pos()
-		case r.failedSystem && !sysPos.IsValid():
-			sysPos = toPos(st.toks[0].Pos)
+			f.System, f.SystemEnd, sysPos = r.system, stmts[i].endPos(), r.system.Pos()
+		case r.failedSystem || i == len(stmts)-1:
+			// Its error is reported; a statement that did not parse is
+			// not taken as the system equation (a definition missing its
+			// '=' reads as one), so it neither makes the definitions
+			// after it misplaced nor the system equation after it a
+			// second one, and the file is not said to lack one.
+			maySystem = true
 		}
 	}
-	if !sysPos.IsValid() {
+	if !sysPos.IsValid() && !maySystem {
 		pos := toPos(s.toks[len(s.toks)-1].Pos)
 		p.errorf(pos, "missing system equation: expected a process expression after the definitions, found end of file")
 	}
@@ -73,7 +80,11 @@ type stmtResult struct {
 	system       Process
 	failedSystem bool   // a system equation with a syntax error
 	broken       string // name of a definition with a syntax error
-	diags        Diagnostics
+	// synErr is the statement's syntax error, turned into a message by
+	// diagnose once every statement is parsed (what the other
+	// statements define decides what the error is said to be).
+	synErr error
+	diags  Diagnostics
 }
 
 // parseAll parses the statements, in parallel when there are many: each
@@ -132,7 +143,7 @@ func parseStmt(filename string, st *stmt, cache *shapeCache, key *strings.Builde
 		return t.instantiate(filename, st)
 	}
 	r := parseStmtSlow(filename, st)
-	if len(r.diags) == 0 && r.broken == "" && !r.failedSystem {
+	if len(r.diags) == 0 && r.synErr == nil && r.broken == "" && !r.failedSystem {
 		cache.put(k, st, &r)
 	}
 	return r
@@ -145,22 +156,22 @@ func parseStmtSlow(filename string, st *stmt) (r stmtResult) {
 	switch st.kind() {
 	case stmtRate:
 		g, err := rateParser.ParseFromLexer(st.lexer())
-		if p.syntaxError(err, st) {
-			r.broken = st.defName()
+		if err != nil {
+			r.synErr, r.broken = err, st.defName()
 			return r
 		}
 		r.decl = &RateDecl{Name: Ident{NamePos: toPos(g.Name.Pos), Name: g.Name.Name}, Value: p.expr(g.Value), End: end}
 	case stmtProc:
 		g, err := procParser.ParseFromLexer(st.lexer())
-		if p.syntaxError(err, st) {
-			r.broken = st.defName()
+		if err != nil {
+			r.synErr, r.broken = err, st.defName()
 			return r
 		}
 		r.decl = &ProcDecl{Name: Ident{NamePos: toPos(g.Name.Pos), Name: g.Name.Name}, Body: p.choice(g.Body), End: end}
 	default:
 		g, err := sysParser.ParseFromLexer(st.lexer())
-		if p.syntaxError(err, st) {
-			r.failedSystem = true
+		if err != nil {
+			r.synErr, r.failedSystem = err, true
 			return r
 		}
 		r.system = p.choice(g.Body)
@@ -321,7 +332,16 @@ func (p *parser) syntaxError(err error, st *stmt) bool {
 			return true
 		}
 		found := describe(ute.Unexpected)
-		p.errorf(toPos(ute.Unexpected.Pos), "syntax error: expected %s, found %s", expectation(ute, st), found)
+		want := expectation(ute, st)
+		hint := ""
+		if want == "the end of the statement" {
+			if prev, ok := st.before(ute.Unexpected); ok && prev.Pos.Line < ute.Unexpected.Pos.Line {
+				hint = fmt.Sprintf(" (is the ';' at the end of line %d missing?)", prev.Pos.Line)
+			} else if ute.Unexpected.Type == tokPunct && ute.Unexpected.Value == ":" {
+				hint = " (a ';' written as ':'?)"
+			}
+		}
+		p.errorf(toPos(ute.Unexpected.Pos), "syntax error: expected %s, found %s%s", want, found, hint)
 		return true
 	}
 	var perr participle.Error
@@ -331,6 +351,16 @@ func (p *parser) syntaxError(err error, st *stmt) bool {
 	}
 	p.errorf(toPos(st.toks[0].Pos), "syntax error: %v", err)
 	return true
+}
+
+// before returns the token before t in the statement.
+func (st *stmt) before(t lexer.Token) (lexer.Token, bool) {
+	for i := 1; i < len(st.toks); i++ {
+		if st.toks[i].Pos.Offset == t.Pos.Offset {
+			return st.toks[i-1], true
+		}
+	}
+	return lexer.Token{}, false
 }
 
 // danglingOperator recognises an operator with nothing after it ("1 + ;",
@@ -478,14 +508,6 @@ func (p *parser) primary(g *gPrimary) Expr {
 	}
 }
 
-func (p *parser) idents(gs []*gIdent) []Ident {
-	out := make([]Ident, len(gs))
-	for i, g := range gs {
-		out[i] = Ident{NamePos: toPos(g.Pos), Name: g.Name}
-	}
-	return out
-}
-
 func (p *parser) actions(gs []*gAction) []Ident {
 	out := make([]Ident, len(gs))
 	for i, g := range gs {
@@ -523,7 +545,7 @@ func (p *parser) coop(g *gCoop) Process {
 func (p *parser) hide(g *gHide) Process {
 	x := p.prefix(g.X)
 	for _, h := range g.Sets {
-		x = &Hide{X: x, SlashPos: toPos(h.Pos), Actions: p.idents(h.Actions)}
+		x = &Hide{X: x, SlashPos: toPos(h.Pos), Actions: p.actions(h.Actions)}
 	}
 	return x
 }
@@ -552,6 +574,14 @@ func (p *parser) atom(g *gAtom) Process {
 		return &Const{name}
 	}
 	a := &Array{Name: name, Size: p.expr(g.Array.Size)}
+	if g.Array.Inline != nil {
+		a.Coop = true
+		a.Actions = p.actions(g.Array.Inline.Actions)
+		if g.Array.Open != "" {
+			p.errorf(pos, "array %s: two action lists (one inside the brackets, one after them); give one", name.Name)
+		}
+		return a
+	}
 	if g.Array.Open != "" {
 		a.Coop = true
 		a.Actions = p.actions(g.Array.Actions)

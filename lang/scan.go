@@ -52,6 +52,36 @@ type scanner struct {
 	toks     []lexer.Token
 	comments []Comment
 	diags    *Diagnostics
+	// stmtBad is set once the current statement (since the last ';') has
+	// had a lexical error: the parser drops the statement, resyncing at
+	// the next ';', so a second bad token in it is not another cause.
+	stmtBad bool
+	// badNames counts the uses of each malformed name after the first,
+	// which alone is reported.
+	badNames map[string]*badName
+}
+
+type badName struct {
+	diag  int // index in diags
+	count int
+}
+
+// badNameError reports a malformed name, or a stray character, once, at
+// its first use.
+func (s *scanner) badNameError(start int, name, format string, args ...any) {
+	if b, ok := s.badNames[name]; ok {
+		b.count++
+		s.stmtBad = true
+		return
+	}
+	if s.stmtBad {
+		return
+	}
+	s.errorf(start, format, args...)
+	if s.badNames == nil {
+		s.badNames = map[string]*badName{}
+	}
+	s.badNames[name] = &badName{diag: len(*s.diags) - 1}
 }
 
 func (s *scanner) pos(off int) Pos {
@@ -67,6 +97,10 @@ func (s *scanner) emit(typ lexer.TokenType, start int) {
 }
 
 func (s *scanner) errorf(off int, format string, args ...any) {
+	if s.stmtBad {
+		return
+	}
+	s.stmtBad = true
 	s.diags.add(Diagnostic{File: s.file, Pos: s.pos(off), Severity: Error, Msg: fmt.Sprintf(format, args...)})
 }
 
@@ -99,7 +133,7 @@ func scan(file, src string, diags *Diagnostics) *scanner {
 			s.off++
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			s.off++
-		case c == '/' && s.peek(1) == '/', c == '%' && s.peek(1) == '%':
+		case c == '/' && s.peek(1) == '/', c == '%' && !s.rateMarker():
 			s.lineComment()
 		case c == '/' && s.peek(1) == '*':
 			s.blockComment()
@@ -112,6 +146,11 @@ func scan(file, src string, diags *Diagnostics) *scanner {
 		}
 	}
 	s.toks = append(s.toks, lexer.Token{Type: tokEOF, Pos: s.lpos(s.off)})
+	for _, b := range s.badNames {
+		if b.count > 0 {
+			(*s.diags)[b.diag].Msg += fmt.Sprintf(" (%d more in this file)", b.count)
+		}
+	}
 	return s
 }
 
@@ -120,6 +159,27 @@ func (s *scanner) peek(k int) byte {
 		return s.src[s.off+k]
 	}
 	return 0
+}
+
+// rateMarker reports whether the '%' at s.off is the PEPA Workbench's
+// marker before a rate definition ("%lambda = 0.2;", "%mu := 8;"): a
+// lower-case name right after it, then '=' or ':=' on the same line.
+// Any other '%' starts a comment to the end of the line, as in PRISM's
+// PEPA import ("% a PC-LAN as described in ...") and the Imperial PEPA
+// Compiler; so does "%%", and so does "% lambda = 0.2;" (with a blank,
+// the way a definition is commented out).
+func (s *scanner) rateMarker() bool {
+	i := s.off + 1
+	if i >= len(s.src) || s.src[i] < 'a' || s.src[i] > 'z' {
+		return false
+	}
+	for i < len(s.src) && (isLetter(s.src[i]) || isDigit(s.src[i])) {
+		i++
+	}
+	for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t') {
+		i++
+	}
+	return i < len(s.src) && (s.src[i] == '=' || s.src[i] == ':' && i+1 < len(s.src) && s.src[i+1] == '=')
 }
 
 func (s *scanner) lineComment() {
@@ -167,14 +227,27 @@ func (s *scanner) word() {
 	for s.off < len(s.src) && s.src[s.off] == '\'' {
 		s.off++
 	}
+	inner := false
+	if s.off > primes && s.off < len(s.src) && (isLetter(s.src[s.off]) || isDigit(s.src[s.off])) {
+		// A prime inside a name (the PEPA Workbench's bid'_in): take the
+		// whole name, so that it is one error, not a name and the rest.
+		inner = true
+		for s.off < len(s.src) && (isLetter(s.src[s.off]) || isDigit(s.src[s.off]) || s.src[s.off] == '\'') {
+			s.off++
+		}
+	}
 	word := s.src[start:primes]
+	name := s.src[start:s.off]
 	switch {
 	case s.off > primes && !upper:
-		s.errorf(primes, "a prime is only allowed at the end of a process name, not after %q", word)
+		s.badNameError(start, name, "a prime (') is not allowed in the action or rate name %s: a name that starts with a lower-case letter names an action or a rate, and only process names (upper-case) may end in primes, as P' does", name)
+		s.emit(tokInvalid, start)
+	case inner:
+		s.badNameError(start, name, "a prime (') is only allowed at the end of a process name (P', P''), not inside it as in %s", name)
 		s.emit(tokInvalid, start)
 	case s.off > primes:
 		s.emit(tokName, start)
-	case word == "infty" || word == "T" || word == "tau":
+	case word == "infty" || word == "T" || word == "tau" || word == "_":
 		s.emit(tokKeyword, start)
 	case upper:
 		s.emit(tokName, start)
@@ -227,13 +300,22 @@ func (s *scanner) number() {
 // punctuation, longest match first.
 // "<*>" is scanned as "<" "*" ">", so the grammar sees one shape for every
 // cooperation set.
-var puncts = []string{":=", "||", "(", ")", "[", "]", "{", "}", "<", ">", ",", ".", ";", "=", "+", "-", "*", "/", "%", "#"}
+//
+// The comparisons, "&&", "!" and ":" are no part of PEPA; they are
+// tokens so that the extensions of the Imperial PEPA Compiler
+// (conditional rates "if P > 2 && Q then r else s", immediate rates
+// "0.3:immediate") reach the parser, which names the extension, instead
+// of a run of "unexpected character" errors.
+var puncts = []string{":=", "||", "&&", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", "<", ">", ",", ".", ";", "=", "+", "-", "*", "/", "%", "#", "!", ":"}
 
 func (s *scanner) punct(start int) {
 	for _, p := range puncts {
 		if len(s.src)-s.off >= len(p) && s.src[s.off:s.off+len(p)] == p {
 			s.off += len(p)
 			s.emit(tokPunct, start)
+			if p == ";" {
+				s.stmtBad = false
+			}
 			return
 		}
 	}
@@ -256,7 +338,9 @@ func (s *scanner) punct(start int) {
 	case r < ' ' || r == 0x7f:
 		s.errorf(start, "illegal control character %U", r)
 	default:
-		s.errorf(start, "unexpected character %q", r)
+		// The same stray character throughout a file (PEPA written with
+		// a LaTeX \top) is one cause.
+		s.badNameError(start, "char "+string(r), "unexpected character %q", r)
 	}
 	s.off += size
 	s.emit(tokInvalid, start)

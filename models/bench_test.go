@@ -1,15 +1,13 @@
 package models
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"pepa/ctmc"
+	"pepa/internal/testing/testchain"
 	"pepa/internal/testing/testmodels"
 	"pepa/lang"
 	"pepa/passage"
@@ -29,7 +27,7 @@ func benchEndToEnd(b *testing.B, apps, machines int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := AnalyzeGroups(context.Background(), s, Options{Beta: 25})
+		r, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: 25}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,66 +49,8 @@ func BenchmarkEndToEnd10kx1k(b *testing.B) { benchEndToEnd(b, 10000, 1000) }
 // BenchmarkEndToEnd100kx10k: 100,000 applications on 10,000 machines.
 func BenchmarkEndToEnd100kx10k(b *testing.B) { benchEndToEnd(b, 100000, 10000) }
 
-// BenchmarkOptimize1000x100: 1,000 applications on 100 machines with a
-// 10 s budget; reports moves evaluated per second (over the whole run),
-// the gain over the best heuristic, and the gap to the upper bound.
-func BenchmarkOptimize1000x100(b *testing.B) {
-	in := randomSpec(b, 1000, 100, 1000)
-	for i := 0; i < b.N; i++ {
-		res, err := Optimize(context.Background(), in, OptimizeOptions{Beta: 60, Budget: 10 * time.Second, Seed: 1, MakespanSlack: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bestH := math.Inf(-1)
-		for _, h := range res.Heuristics {
-			bestH = math.Max(bestH, h.Score)
-		}
-		b.ReportMetric(float64(res.Moves)/res.Elapsed.Seconds(), "moves/s")
-		b.ReportMetric(res.Best.Score-bestH, "gain")
-		b.ReportMetric(bestH, "best-heuristic")
-		b.ReportMetric(res.Best.Score, "optimized")
-		b.ReportMetric(res.Gap(), "gap")
-		b.ReportMetric(float64(res.Evaluations), "machine-solves")
-		b.ReportMetric(res.Elapsed.Seconds(), "seconds")
-	}
-}
-
-// BenchmarkGen20000x50: parse a specification of 20,000 applications on
-// 50 machines (a 1,000,000-entry ETC matrix, made here) and write its
-// model; gen's whole work, linear in the size.
-func BenchmarkGen20000x50(b *testing.B) {
-	in := randomSpec(b, 20000, 50, 20000)
-	var spec bytes.Buffer
-	if err := in.WriteSpec(&spec, in.Mappings[0]); err != nil {
-		b.Fatal(err)
-	}
-	src := spec.Bytes()
-	b.SetBytes(int64(len(src)))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		in, err := ParseSpec("big.json", src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var out countingWriter
-		if err := in.Generate(&out, in.Mappings[0]); err != nil {
-			b.Fatal(err)
-		}
-		if i == 0 {
-			b.ReportMetric(float64(out), "model-bytes")
-		}
-	}
-}
-
-type countingWriter int
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	*c += countingWriter(len(p))
-	return len(p), nil
-}
-
 // BenchmarkStiffNetwork: one group of four machines on one network
-// (testmodels.Networked, 12 applications, finished machines stopped,
+// (testNetworked, 12 applications, finished machines stopped,
 // 4,096 states) with the network's rates (each transfer's request and the
 // sending) multiplied by 1, 1,000 and 1,000,000: q t grows with them, the
 // Laplace engine's cost does not (the ratio of the sub-benchmarks' times,
@@ -120,7 +60,7 @@ func BenchmarkStiffNetwork(b *testing.B) {
 	for _, scale := range []float64{1, 1e3, 1e6} {
 		src := testmodels.Networked(12, 4, [][]int{{1, 2, 3, 4}}, 0.4*scale)
 		src = strings.ReplaceAll(src, ", 2.0).", fmt.Sprintf(", %g).", 2*scale))
-		s := structureOf(b, src)
+		s := testchain.Structure(b, src)
 		engines := []string{passage.EngineAuto, passage.EngineLaplace}
 		if scale == 1 {
 			// Uniformization only where its q t allows: 1,000 times the
@@ -132,7 +72,7 @@ func BenchmarkStiffNetwork(b *testing.B) {
 				var res *Result
 				for i := 0; i < b.N; i++ {
 					var err error
-					if res, err = AnalyzeGroups(context.Background(), s, Options{Beta: 30, Transient: engine}); err != nil {
+					if res, err = AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: 30, Transient: engine}}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -45,7 +45,7 @@ func TestDecomposedEqualsFlat(t *testing.T) {
 				continue // the flag chain's 2^m would take long; the smaller models check the same
 			}
 			// Both sides within 1e-14 of the exact values, so 1e-12 apart at most.
-			opt := Options{Beta: 30, Semantics: sem, Epsilon: 1e-14, Cycling: run.cycling}
+			opt := Options{Question: Question{Beta: 30, Semantics: sem, Epsilon: 1e-14, Cycling: run.cycling}}
 			dec, err := AnalyzeGroups(context.Background(), s, opt)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, sem, err)

@@ -1,9 +1,28 @@
 // Package models knows what a mapping model is: applications (passive
 // components) allocated to machines (components that compute their
 // applications in a cycle). It finds the machines of a compiled model,
-// computes each machine's finishing-time distribution with package passage,
-// derives the robustness figures of semantics.md section 3, ranks mappings,
-// plots them, and generates mapping models from specifications (section 4).
+// computes each machine's finishing-time distribution with package passage
+// and derives the robustness figures of semantics.md section 3: Robustness
+// takes a Request (one model or several) to a Report (each model's Result,
+// the ranking, sensitivities, energy figures). It holds: machines.go (which
+// components are machines), groups.go and groupsolve.go (the analysis by
+// groups of coupled machines), robustness.go (Options, Result, the flat
+// analysis and the joint makespan), request.go (Request, Report,
+// Robustness), rank.go, sensitivity.go, simgroups.go (a group past the
+// budget, simulated), pragma.go and owner.go (the pepa: pragmas a model
+// carries, among them an owner's workload), simulation.go (Simulate: one
+// simulation, pepa simulate's call), energyfig.go and
+// energyflags.go (the energy figures of semantics.md section 5 and their
+// rate-divided chains: they need the groups' chains, so they live beside
+// them; package energy has the arithmetic), flags.go (the chain with a
+// completion flag per machine) and parallel.go.
+//
+// What is built on it lives below: models/spec (mapping specifications and
+// the models gen writes from them), models/optimize (the search for the
+// most robust mapping and the Pareto front), models/plot (every figure
+// drawn), models/observe (figures conditioned on observed completions),
+// models/energy and models/etc. Dependencies run one way: plot -> optimize
+// -> spec -> models; nothing here imports them.
 //
 // Invariants: a Machine is a single sequential component with only active,
 // visible activities that returns to its initial local state (or, stopped,
@@ -25,41 +44,4 @@
 // and only then do figures carry intervals. A machine whose E[F] is
 // infinite carries a Note saying so, and a Result's Warnings name the
 // applications no machine computes.
-//
-// Specifications are JWCC; every error a specification gets has its file,
-// line, column and field path (SpecError). Generate writes lang.Format's
-// canonical layout, in time linear in the model; gen and optimize describe
-// a combined machine's states once (machineMoves). A specification's ETC
-// matrix may be drawn (etc_generate, package etc: the same bits on every
-// machine) and its mappings given by rule (rules.go: a heuristic, as
-// Optimize runs it, or random mappings uniform among those with at least k
-// applications per machine, each from its own stream of the seed).
-//
-// Optimize: each machine computes its applications in specification order,
-// so its P(F <= beta) is a function of its set (the first application's
-// race picks the path). A result with Proved set is the largest score over
-// all such mappings (dynamic program over subsets); otherwise Bound is an
-// upper bound on every mapping's score (bound.go); the exact method is
-// skipped when its tables do not fit the memory budget the context carries
-// (membudget: local search instead, and a warning). The figures reported
-// for a mapping are always machineFinish's (package passage); the search
-// itself solves with machineSolver, checked against dense matrix
-// exponentials.
-//
-// Shared resources (shared.go, coupledopt.go): a specification's
-// "resources" are networks or file servers; gen writes each as a
-// component the machines that stage input through it cooperate with (a
-// request and a transfer before each application with data), so those
-// machines form a group. Optimize then skips the exact method (a machine's
-// P(F <= beta) is no function of its own set) and evaluates a mapping by
-// groups: each group's model written alone and solved as AnalyzeGroups
-// solves it (solveGroupProbabilities), cached by the group's content (its
-// machines and their applications), so a move re-solves only the groups
-// whose content it changes; the figures of a coupled mapping equal
-// AnalyzeGroups' on its whole generated model (tested), and the reported
-// ones are those. Bound stays an upper bound: a transfer only delays.
-//
-// Plots (Figure): every CDF panel of a ranking shares one time range; all
-// text is one embedded typeface at fixed point sizes, so PNG, SVG and PDF
-// look alike; legends are drawn beside the axes, never over them.
 package models

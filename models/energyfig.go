@@ -10,6 +10,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/models/energy"
 	"pepa/passage"
 )
@@ -106,7 +107,7 @@ func MachinePower(analysedNames []string, pr *Pragmas, flags PowerFlags) (names 
 	}
 	for j, b := range p.Busy {
 		if math.IsNaN(b) {
-			return nil, nil, fmt.Errorf("no power for machine %s: give it with --busy-power or a //pepa:power line", names[j])
+			return nil, nil, option.Errorf("no power for machine %s: give it with {BusyPower} or a //pepa:power line", names[j])
 		}
 	}
 	return names, p, nil
@@ -122,12 +123,12 @@ func energyFigures(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 	}
 	if power == nil {
 		if req.Budget > 0 {
-			return nil, errors.New("an energy budget needs the machines' power: no power is known (give --busy-power, or //pepa:power lines in the model)")
+			return nil, option.Errorf("an energy budget needs the machines' power: no power is known (give {BusyPower}, or //pepa:power lines in the model)")
 		}
 		return nil, nil
 	}
 	if opt.Semantics != passage.Initial || opt.Cycling {
-		return nil, errors.New("energy figures are defined under initial semantics with finished machines stopped (semantics.md section 5): not with --semantics plugin or --cycling")
+		return nil, option.Errorf("energy figures are defined under initial semantics with finished machines stopped (semantics.md section 5): not with {Semantics} plugin or {Cycling}")
 	}
 	e := &EnergyResult{Machines: names, Busy: power.Busy, Idle: power.Idle, Budget: math.NaN(),
 		PByBudget: math.NaN(), PAllWithinBudget: math.NaN(), PByBudgetLo: math.NaN(), PByBudgetHi: math.NaN(),
@@ -300,7 +301,26 @@ func energyPassage(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 	if err != nil {
 		return 0, 0, "", err
 	}
-	rs, err := passage.Solve(ctx, c, []passage.Problem{{Alpha: alpha, TargetStates: target}}, passage.Options{Epsilon: opt.Epsilon, Horizon: req.Budget})
+	// The engine as for the finishing times: the rate-divided chain is as
+	// stiff, and has the same cycles, as the chain it divides.
+	probs := []passage.Problem{{Alpha: alpha, TargetStates: target}}
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: alpha, Sets: [][]bool{target}, Beta: req.Budget, Horizon: req.Budget, Epsilon: opt.Epsilon, Rate: passage.UniformizationRate(c, probs), Force: opt.Transient})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	if choice.Engine == passage.EngineLaplace {
+		eng := choice.Laplace
+		p, err := eng.CDF(0, req.Budget)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		check, err := eng.Check(req.Budget)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		return p, c.N, why + "; by Laplace-transform inversion (" + choice.Why + "; " + passage.LaplaceNote(eng, check) + ")", nil
+	}
+	rs, err := passage.Solve(ctx, c, probs, passage.Options{Epsilon: opt.Epsilon, Horizon: req.Budget})
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -527,7 +547,7 @@ func simulateEnergy(ctx context.Context, s *ctmc.Structure, r *Result, opt Optio
 	spec.KeepFinish = true
 	if so.Replications > 0 {
 		need := membudget.Bytes(int64(so.Replications), int64(len(machines))*8+24)
-		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d simulated runs of %d machines", so.Replications, len(machines)), need, "give fewer --replications"); err != nil {
+		if err := membudget.Check(ctx, fmt.Sprintf("energy: the finishing times of %d simulated runs of %d machines", so.Replications, len(machines)), need, option.Text("give fewer {Replications}")); err != nil {
 			return nil, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pepa/internal/option"
 	"pepa/models/energy"
 )
 
@@ -34,12 +35,12 @@ func (f PowerFlags) Resolve(machines []string, base *energy.Power) (*energy.Powe
 		copy(p.Idle, base.Idle)
 	}
 	if base == nil && f.Busy == "" {
-		return nil, fmt.Errorf("--idle-power needs the machines' busy power too: give --busy-power (the model and the specification give none)")
+		return nil, option.Errorf("{IdlePower} needs the machines' busy power too: give {BusyPower} (the model and the specification give none)")
 	}
 	for _, fl := range []struct {
 		name, val string
 		into      []float64
-	}{{"--busy-power", f.Busy, p.Busy}, {"--idle-power", f.Idle, p.Idle}} {
+	}{{option.Name("BusyPower"), f.Busy, p.Busy}, {option.Name("IdlePower"), f.Idle, p.Idle}} {
 		if fl.val == "" {
 			continue
 		}
@@ -47,10 +48,10 @@ func (f PowerFlags) Resolve(machines []string, base *energy.Power) (*energy.Powe
 		if err != nil {
 			return nil, err
 		}
-		if base == nil && fl.name == "--busy-power" {
+		if base == nil && fl.name == option.Name("BusyPower") {
 			for j, ok := range given.set {
 				if !ok {
-					return nil, fmt.Errorf("--busy-power: no value for machine %s: give every machine's busy power (%s), in their order or as NAME=WATTS", machines[j], strings.Join(machines, ", "))
+					return nil, option.Errorf("{BusyPower}: no value for machine %s: give every machine's busy power (%s), in their order or as NAME=WATTS", machines[j], strings.Join(machines, ", "))
 				}
 			}
 		}

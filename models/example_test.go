@@ -24,7 +24,7 @@ func ExampleRobustness() {
 		panic(diags.Err())
 	}
 	rep, err := models.Robustness(context.Background(), []models.Input{{Name: "shared-net.pepa", Model: m}},
-		models.Request{Beta: 20, Compile: ctmc.DefaultOptions})
+		models.Request{Question: models.Question{Beta: 20}, Compile: ctmc.DefaultOptions})
 	if err != nil {
 		panic(err)
 	}

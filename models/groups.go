@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"pepa/ctmc"
+	"pepa/internal/option"
 	"pepa/passage"
 	"pepa/passage/laplace"
 )
@@ -164,7 +165,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	// Phase 1, in parallel: every group's chain.
-	err = parallel(ctx, len(jobs), func(k int) error {
+	err = Parallel(ctx, len(jobs), func(k int) error {
 		return jobs[k].derive(ctx, s, stop, opt)
 	})
 	if err != nil {
@@ -203,7 +204,7 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	res.Groups = make([]GroupResult, len(jobs))
-	err = parallel(ctx, len(jobs), func(k int) error {
+	err = Parallel(ctx, len(jobs), func(k int) error {
 		return jobs[k].solve(ctx, machines, res, &res.Groups[k], opt)
 	})
 	if err != nil {
@@ -240,11 +241,11 @@ func AnalyzeGroups(ctx context.Context, s *ctmc.Structure, opt Options) (*Result
 		}
 	}
 	if analysed == 0 {
-		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
+		return nil, option.Errorf("no machine could be analysed under %s semantics (each has a single application); use {Semantics} initial", opt.Semantics)
 	}
 	res.setEpsilon(opt.Epsilon)
 	if opt.Semantics == passage.Plugin {
-		res.productJoint(1e-9)
+		res.ProductJoint(1e-9)
 		res.Joint = "product of the machines' plug-in distributions (each has its own start)"
 		if !res.Independent {
 			res.Joint += ", although " + res.Dependence
@@ -522,7 +523,7 @@ func partStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 	if pr != nil {
 		own = &Pragmas{Initial: map[string]map[string]float64{}}
 		for _, l := range c.S.Leaves {
-			if d, ok := pr.initialOf(l.Name); ok {
+			if d, ok := pr.InitialOf(l.Name); ok {
 				own.Initial[l.Name] = d
 			}
 		}
@@ -562,7 +563,7 @@ func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, 
 			m := machines[i]
 			mr := &res.Machines[i]
 			if sameSet(m.First, m.Last) {
-				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
+				mr.Note = option.Text("its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use {Semantics} initial")
 				j.probs = append(j.probs, passage.Problem{})
 				continue
 			}
@@ -641,7 +642,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 		if d == nil {
 			continue // plug-in: nothing to compute (noted)
 		}
-		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		mr.Dist, mr.alpha = d, j.probs[k].Alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return err
 		}
@@ -662,7 +663,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	// its passage.
 	if len(j.machines) == 1 {
 		mr := &res.Machines[j.machines[0]]
-		g.dist, g.maxRest, g.Mean = mr.dist, mr.maxRest, mr.Mean
+		g.dist, g.maxRest, g.Mean = mr.Dist, mr.MaxRest, mr.Mean
 		g.MeanError = mr.meanError
 		g.PAllByBeta = mr.PByBeta
 		return nil
@@ -680,7 +681,7 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	if err := tmp.setMeanFrom(ctx, chain, j.probs[len(j.probs)-1], d, linear && len(chain.Col) <= meanSolveLimit); err != nil {
 		return err
 	}
-	g.Mean, g.maxRest, g.MeanError = tmp.Mean, tmp.maxRest, tmp.meanError
+	g.Mean, g.maxRest, g.MeanError = tmp.Mean, tmp.MaxRest, tmp.meanError
 	return nil
 }
 
@@ -692,9 +693,9 @@ func (mr *MachineResult) setMeanFrom(ctx context.Context, c *ctmc.Chain, pr pass
 	if !linear {
 		m, tail, err := d.SeriesMean()
 		if err == nil {
-			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			mr.Mean, mr.MaxRest, mr.meanError = m, math.NaN(), tail
 			if math.IsInf(m, 1) {
-				mr.maxRest = math.Inf(1)
+				mr.MaxRest = math.Inf(1)
 			}
 			return nil
 		}
@@ -866,7 +867,7 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	if q == 0 {
 		q = passage.UniformizationRate(c, j.probs)
 	}
-	choice, err := passage.ChooseEngine(ctx, c, j.probs[0].Alpha, sets, tgt, opt.Beta, 0, opt.Epsilon, q, opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: j.probs[0].Alpha, Sets: sets, Target: tgt, Beta: opt.Beta, Epsilon: opt.Epsilon, Rate: q, Force: opt.Transient})
 	if err != nil {
 		return false, fmt.Errorf("the group of %s: %w", strings.Join(g.Components, ", "), err)
 	}
@@ -879,11 +880,11 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	for k, i := range j.machines {
 		mr := &res.Machines[i]
 		d := dist(k)
-		mr.dist, mr.alpha = d, j.probs[k].Alpha
+		mr.Dist, mr.alpha = d, j.probs[k].Alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return false, err
 		}
-		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.Mean, mr.MaxRest = d.Mean(), d.MaxRest()
 		mr.meanError = 1e-12 * mr.Mean
 		if !opt.NoQuantile {
 			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {
@@ -905,6 +906,6 @@ func (j *groupJob) solveByLaplace(ctx context.Context, machines []*Machine, res 
 	if err != nil {
 		return false, err
 	}
-	g.TransientWhy += fmt.Sprintf("; %d solves, every probability within an estimated %.2g (a second contour at beta: %.2g)", eng.Solves(), eng.Accuracy(), check)
+	g.TransientWhy += "; " + passage.LaplaceNote(eng, check)
 	return true, nil
 }

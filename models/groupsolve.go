@@ -27,8 +27,8 @@ type groupProbabilities struct {
 // distributions. Its figures are AnalyzeGroups' within epsilon (tested).
 // A group whose chain passes maxStates (0: no bound) fails with an error
 // wrapping ctmc.ErrTooManyStates.
-func solveGroupProbabilities(ctx context.Context, s *ctmc.Structure, pragmas *Pragmas, beta, epsilon float64, maxStates int) (*groupProbabilities, error) {
-	opt := Options{Beta: beta, Epsilon: epsilon, MaxGroupStates: maxStates, Pragmas: pragmas}
+func SolveGroupProbabilities(ctx context.Context, s *ctmc.Structure, pragmas *Pragmas, beta, epsilon float64, maxStates int) (*groupProbabilities, error) {
+	opt := Options{Question: Question{Beta: beta, Epsilon: epsilon}, MaxGroupStates: maxStates, Pragmas: pragmas}
 	opt.defaults()
 	machines, err := FindMachines(s, nil)
 	if err != nil {

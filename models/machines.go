@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"pepa/ctmc"
+	"pepa/internal/option"
 	"pepa/passage"
 )
 
@@ -163,15 +164,15 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 		seen := map[string]bool{}
 		for _, n := range named {
 			if seen[n] {
-				return nil, fmt.Errorf("--machines: %s is named twice (each machine counts once)", n)
+				return nil, option.Errorf("{Machines}: %s is named twice (each machine counts once)", n)
 			}
 			seen[n] = true
 			l, ok := byName[n]
 			if !ok {
-				return nil, fmt.Errorf("--machines: no component %q (the components are %s)", n, strings.Join(limit(all, 12), ", "))
+				return nil, option.Errorf("{Machines}: no component %q (the components are %s)", n, strings.Join(Limit(all, 12), ", "))
 			}
 			if !isMachine(l, passive) {
-				return nil, fmt.Errorf("--machines: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
+				return nil, option.Errorf("{Machines}: component %s is not a machine: a machine computes applications (actions other components perform passively) with active, visible activities only, and returns to its initial local state", n)
 			}
 			out = append(out, machineOf(l, passive, inertApps))
 		}
@@ -184,12 +185,12 @@ func FindMachines(s *ctmc.Structure, named []string) ([]*Machine, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no machine found: a machine is a sequential component that computes applications (actions that other components perform passively) with active activities only, and returns to its initial local state, e.g. M1 = (compute1, r1).(compute2, r2).M1; the model's components are %s",
-			strings.Join(limit(all, 12), ", "))
+			strings.Join(Limit(all, 12), ", "))
 	}
 	return out, nil
 }
 
-func limit(s []string, n int) []string {
+func Limit(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], "...")
 	}
@@ -309,7 +310,7 @@ func neverFinishes(mr *MachineResult) string {
 	if !math.IsInf(mr.Mean, 1) {
 		return ""
 	}
-	switch d := mr.dist.(type) {
+	switch d := mr.Dist.(type) {
 	case *passage.Result:
 		if d.Complete && len(d.Absorbed) > 0 {
 			return fmt.Sprintf("it may never finish: with probability %.4g it deadlocks or is blocked forever before completing its cycle (E[F] is infinite)", 1-d.Absorbed[len(d.Absorbed)-1])

@@ -18,9 +18,9 @@ M1 = (c1, r).M1; M2 = (c2, r).M2;
 		{nil, "M1 M2"},
 		{[]string{"M2"}, "M2"},
 		{[]string{"M2", "M1"}, "M2 M1"},
-		{[]string{"M1", "M1"}, "--machines: M1 is named twice"},
-		{[]string{"M3"}, `--machines: no component "M3"`},
-		{[]string{"A1"}, "--machines: component A1 is not a machine"},
+		{[]string{"M1", "M1"}, "Machines: M1 is named twice"},
+		{[]string{"M3"}, `Machines: no component "M3"`},
+		{[]string{"A1"}, "Machines: component A1 is not a machine"},
 	} {
 		ms, err := FindMachines(s, tt.named)
 		var got string

@@ -11,7 +11,7 @@ import (
 const ownRateRatio = 8
 
 // parallel runs f(0..n-1) on all cores; the first error wins.
-func parallel(ctx context.Context, n int, f func(int) error) error {
+func Parallel(ctx context.Context, n int, f func(int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	var (
 		mu    sync.Mutex

@@ -131,7 +131,7 @@ func ReadPragmas(f *lang.File) (*Pragmas, error) {
 	return p, nil
 }
 
-func (p *Pragmas) initialOf(comp string) (map[string]float64, bool) {
+func (p *Pragmas) InitialOf(comp string) (map[string]float64, bool) {
 	if p == nil {
 		return nil, false
 	}

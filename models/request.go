@@ -10,6 +10,7 @@ import (
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/passage"
 )
@@ -28,19 +29,10 @@ type Input struct {
 // detected, epsilon 1e-10, the 0.99 quantile, finished machines stopped,
 // groups of coupled machines each on its own chain.
 type Request struct {
-	Beta      float64           // the makespan goal
-	Semantics passage.Semantics // Initial (default) or Plugin
-	Machines  []string          // the machines to analyse; empty: detected
-	Epsilon   float64           // bound on every probability's truncation error (default 1e-10)
-	Quantile  float64           // the "finishing time" quantile (default 0.99)
-	// Cycling reads the figures as before 2026-11-25: a finished machine
-	// keeps cycling and keeps using what it shares (Options.Cycling).
-	Cycling bool
-	// Transient chooses each group's transient engine (Options.Transient:
-	// "" or passage.EngineAuto by predicted cost, or one forced).
-	Transient string
-	// NoQuantile skips the finishing-time quantiles (Options.NoQuantile).
-	NoQuantile bool
+	// Question is what is asked of each model (the goal, the semantics,
+	// the machines, the accuracy, the stop rule): the fields Options
+	// shares, validated once, here.
+	Question
 	// Flat solves each model's whole product chain (with every machine
 	// stopped once finished where the stop rule applies) instead of each
 	// group of coupled machines on its own chain.
@@ -154,15 +146,13 @@ func Robustness(ctx context.Context, in []Input, req Request) (*Report, error) {
 	return rep, nil
 }
 
-// check refuses combinations that have no meaning.
+// check refuses combinations that have no meaning: the question's
+// (Question.check), then those of what the request adds.
 func (req *Request) check() error {
+	if err := req.Question.check(); err != nil {
+		return err
+	}
 	switch {
-	case !(req.Beta > 0) || math.IsInf(req.Beta, 0):
-		return fmt.Errorf("the makespan goal beta must be a positive number of seconds, not %g", req.Beta)
-	case req.Semantics != passage.Initial && req.Semantics != passage.Plugin:
-		return fmt.Errorf("unknown semantics %q (want %q or %q)", req.Semantics, passage.Initial, passage.Plugin)
-	case req.Cycling && req.Semantics != passage.Initial:
-		return errors.New("cycling is about finished machines under initial semantics")
 	case req.Sensitivity && (req.Semantics != passage.Initial || req.Flat):
 		return errors.New("sensitivities are computed under initial semantics on the decomposed path (not flat)")
 	case req.Sensitivity && !(req.Level > 0 && req.Level < 1):
@@ -174,10 +164,21 @@ func (req *Request) check() error {
 	if req.RankBy == "joint" && (req.Energy == nil || !(req.Energy.Budget > 0)) {
 		return errors.New("ranking by the joint figure P(makespan <= beta and E <= B) needs an energy budget")
 	}
-	if err := passage.CheckEngine(req.Transient); err != nil {
-		return err
-	}
 	return nil
+}
+
+// check refuses a question that has no meaning; the only validation of a
+// question, where Robustness takes it (a Request's).
+func (q *Question) check() error {
+	switch {
+	case !(q.Beta > 0) || math.IsInf(q.Beta, 0):
+		return fmt.Errorf("the makespan goal beta must be a positive number of seconds, not %g", q.Beta)
+	case q.Semantics != passage.Initial && q.Semantics != passage.Plugin:
+		return fmt.Errorf("unknown semantics %q (want %q or %q)", q.Semantics, passage.Initial, passage.Plugin)
+	case q.Cycling && q.Semantics != passage.Initial:
+		return errors.New("cycling is about finished machines under initial semantics")
+	}
+	return passage.CheckEngine(q.Transient)
 }
 
 // robustnessOf analyses model i of a request.
@@ -194,8 +195,7 @@ func robustnessOf(ctx context.Context, i int, in Input, req Request) (*Result, *
 		return nil, nil, err
 	}
 	stage("compile", "")
-	opt := Options{Beta: req.Beta, Semantics: req.Semantics, Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile,
-		Cycling: req.Cycling, MaxJointStates: copt.MaxStates, MaxGroupStates: copt.MaxStates, Transient: req.Transient, NoQuantile: req.NoQuantile}
+	opt := Options{Question: req.Question, MaxJointStates: copt.MaxStates, MaxGroupStates: copt.MaxStates}
 	if opt.Pragmas, err = ReadPragmas(in.Model.File); err != nil {
 		return nil, nil, err
 	}
@@ -253,7 +253,7 @@ func modelFigures(ctx context.Context, i int, in Input, s *ctmc.Structure, req R
 		if req.Sensitivity {
 			parts, err := ctmc.Decompose(s)
 			if err != nil {
-				return nil, nil, fmt.Errorf("--sensitivity needs independent machines: %w", err)
+				return nil, nil, option.Errorf("{Sensitivity} needs independent machines: %w", err)
 			}
 			if err := Sensitivities(in.Model, s, parts, r, req.Level); err != nil {
 				return nil, nil, err
@@ -283,7 +283,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 		if opt.Simulate == nil || ctx.Err() != nil || !errors.Is(err, ctmc.ErrTooManyStates) {
 			return nil, nil, err
 		}
-		because := fmt.Sprintf("the chain has more than %d states (--max-states)", req.Compile.MaxStates)
+		because := option.Sprintf("the chain has more than %d states ({MaxStates})", req.Compile.MaxStates)
 		if errors.Is(err, membudget.ErrOverBudget) {
 			because = "the chain does not fit the memory budget (" + err.Error() + ")"
 		}
@@ -302,7 +302,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 		}
 		return nil, nil, err
 	}
-	r.Why = "--flat was given"
+	r.Why = option.Text("{Flat} was given")
 	if fs != s {
 		r.Why += "; finished machines stop"
 	}
@@ -314,7 +314,7 @@ func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, 
 // stopped where the stop rule applies: Stopped); because says why.
 func simulateWhole(ctx context.Context, s *ctmc.Structure, opt Options, because string) (*Result, *simulate.Stats, error) {
 	if opt.Semantics != passage.Initial {
-		return nil, nil, fmt.Errorf("--simulate estimates initial semantics only (%s)", because)
+		return nil, nil, option.Errorf("{Simulate} estimates initial semantics only (%s)", because)
 	}
 	spec, machines, err := SimulationSpec(s, opt.Beta, opt.Machines, true)
 	if err != nil {
@@ -414,7 +414,7 @@ func groupsWhy(r *Result) string {
 		why = append(why, strings.Join(parts, " and ")+", each on its own chain")
 	}
 	if simulated > 0 {
-		why = append(why, Plural(simulated, "group", "groups")+" simulated (past --max-states)")
+		why = append(why, Plural(simulated, "group", "groups")+option.Text(" simulated (past {MaxStates})"))
 	}
 	return strings.Join(why, "; ")
 }

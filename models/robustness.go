@@ -11,17 +11,17 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
+	"pepa/internal/option"
 	"pepa/passage"
 	"pepa/passage/laplace"
 )
 
 // Options controls a robustness analysis.
 type Options struct {
-	Beta      float64           // makespan goal
-	Semantics passage.Semantics // Initial (default) or Plugin
-	Machines  []string          // machine names; empty: detected
-	Epsilon   float64           // CDF truncation bound (default 1e-10)
-	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Question is what is asked (Request's, which Robustness validates):
+	// the goal, the semantics, the machines, the accuracy, the stop rule,
+	// the transient engine.
+	Question
 	// Pragmas of the model (ReadPragmas): initial distributions of
 	// components, owner processes. May be nil.
 	Pragmas *Pragmas
@@ -45,12 +45,6 @@ type Options struct {
 	// it they are reported unavailable (NaN, with a warning), the machines'
 	// own figures unaffected.
 	MaxJointStates int
-	// Cycling reads the makespan figures as before 2026-11-25: a machine
-	// that has finished keeps cycling (and keeps taking part in what it
-	// shares with others), and coupled machines' joint figures come from
-	// the chain with completion flags. By default a finished machine
-	// stops (semantics.md section 3).
-	Cycling bool
 	// MaxGroupStates bounds each group's chain in AnalyzeGroups (0: no
 	// bound); a group past it is simulated with Simulate, or fails.
 	MaxGroupStates int
@@ -58,15 +52,6 @@ type Options struct {
 	// MaxGroupStates by simulation with these settings, the other groups
 	// exact (initial semantics only).
 	Simulate *simulate.Options
-	// Transient chooses the engine of each group's passages:
-	// passage.EngineAuto (or "") by predicted cost, EngineUniformization
-	// or EngineLaplace (Laplace-transform inversion, for groups whose
-	// chain is acyclic or has small blocks with real spectra: finished
-	// machines stopped, initial semantics) to force one.
-	Transient string
-	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
-	// nothing prints them, they need not set the cost.
-	NoQuantile bool
 	// GroupStart, if not nil, gives AnalyzeGroups each group's start
 	// distribution over its chain c (finished machines stopped) instead
 	// of the initial state and the pragmas' (a filtered state: package
@@ -84,7 +69,34 @@ func (o *Options) stage(name, detail string) {
 	}
 }
 
-func (o *Options) defaults() {
+// Question is what an analysis asks of a mapping model (semantics.md
+// section 3), shared by Request and Options. The zero values ask for the
+// defaults: initial semantics, every machine detected, epsilon 1e-10, the
+// 0.99 quantile, finished machines stopped, the engine by predicted cost.
+type Question struct {
+	Beta      float64           // the makespan goal
+	Semantics passage.Semantics // Initial (default) or Plugin
+	Machines  []string          // the machines to analyse; empty: detected
+	Epsilon   float64           // bound on every probability's truncation error (default 1e-10)
+	Quantile  float64           // the "finishing time" quantile (default 0.99)
+	// Cycling reads the makespan figures as before 2026-11-25: a machine
+	// that has finished keeps cycling (and keeps taking part in what it
+	// shares with others), and coupled machines' joint figures come from
+	// the chain with completion flags. By default a finished machine
+	// stops (semantics.md section 3).
+	Cycling bool
+	// Transient chooses the engine of each group's passages:
+	// passage.EngineAuto (or "") by predicted cost, EngineUniformization
+	// or EngineLaplace (Laplace-transform inversion, for groups whose
+	// chain is acyclic or has small blocks with real spectra: finished
+	// machines stopped, initial semantics) to force one.
+	Transient string
+	// NoQuantile skips the finishing-time quantiles (Quantile NaN): where
+	// nothing prints them, they need not set the cost.
+	NoQuantile bool
+}
+
+func (o *Question) defaults() {
 	if o.Semantics == "" {
 		o.Semantics = passage.Initial
 	}
@@ -116,10 +128,10 @@ type MachineResult struct {
 	PByBetaLo, PByBetaHi   float64
 	MeanLo, MeanHi         float64
 	QuantileLo, QuantileHi float64
-	dist                   passage.Distribution
-	meanError              float64   // bound on Mean's error (estimate for a series sum)
-	maxRest                float64   // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
-	alpha                  []float64 // the passage's start distribution
+	Dist                   passage.Distribution `json:"-"` // the finishing-time distribution (optimize sets it for the chains it builds)
+	meanError              float64              // bound on Mean's error (estimate for a series sum)
+	MaxRest                float64              `json:"-"` // largest mean remaining time over reachable states; NaN: tails come from the series (SeriesTail)
+	alpha                  []float64            // the passage's start distribution
 	// Sensitivity is set by Sensitivities.
 	Sensitivity *Sensitivity
 }
@@ -127,10 +139,10 @@ type MachineResult struct {
 // CDF is the machine's finishing-time distribution function (nil result
 // when it was not computed).
 func (m *MachineResult) CDF(t float64) (float64, error) {
-	if m.dist == nil {
+	if m.Dist == nil {
 		return math.NaN(), nil
 	}
-	return m.dist.CDF(t)
+	return m.Dist.CDF(t)
 }
 
 // Result is the robustness analysis of one mapping model.
@@ -170,6 +182,23 @@ type Result struct {
 	// Energy are the energy figures (semantics.md section 5), nil when no
 	// power is known (Request.Energy, //pepa:power).
 	Energy *EnergyResult
+	// Sensitive is what the sensitivities single out (Sensitivities; nil
+	// when none were computed).
+	Sensitive *SensitivitySummary
+}
+
+// Bottleneck is the index in Machines of the machine that sets the
+// robustness: the smallest P(F <= beta) among the machines computed, the
+// first of equals; -1 when none was computed. Every figure that marks a
+// bottleneck (the plot, pepa serve's page) takes it from here.
+func (r *Result) Bottleneck() int {
+	b := -1
+	for i := range r.Machines {
+		if p := r.Machines[i].PByBeta; !math.IsNaN(p) && (b < 0 || p < r.Machines[b].PByBeta) {
+			b = i
+		}
+	}
+	return b
 }
 
 // Analyze computes the robustness of the mapping whose chain is c.
@@ -208,7 +237,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		var pr passage.Problem
 		if opt.Semantics == passage.Plugin {
 			if sameSet(m.First, m.Last) {
-				mr.Note = "its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use --semantics initial"
+				mr.Note = option.Text("its first and last actions are the same (one application), for which the plug-in semantics computes nothing; use {Semantics} initial")
 				continue
 			}
 			if pr, err = passage.PluginProblem(c, pi, m.First, m.Last); err != nil {
@@ -221,7 +250,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		solved = append(solved, i)
 	}
 	if len(probs) == 0 {
-		return nil, fmt.Errorf("no machine could be analysed under %s semantics (each has a single application); use --semantics initial", opt.Semantics)
+		return nil, option.Errorf("no machine could be analysed under %s semantics (each has a single application); use {Semantics} initial", opt.Semantics)
 	}
 	opt.stage("start", "")
 	if opt.Semantics == passage.Initial {
@@ -247,7 +276,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 	res.Robustness = math.Inf(1)
 	for k, i := range solved {
 		mr := &res.Machines[i]
-		mr.dist = dists[k]
+		mr.Dist = dists[k]
 		if mr.PByBeta, err = dists[k].CDF(opt.Beta); err != nil {
 			return nil, err
 		}
@@ -266,12 +295,12 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 			m, tail, err := dists[k].SeriesMean()
 			if err != nil {
 				// As for a mean the solver cannot bound: unavailable, noted.
-				mr.Mean, mr.maxRest, mr.Note = math.NaN(), math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
+				mr.Mean, mr.MaxRest, mr.Note = math.NaN(), math.NaN(), fmt.Sprintf("%v: %v", passage.ErrMeanUnavailable, err)
 				continue
 			}
-			mr.Mean, mr.maxRest, mr.meanError = m, math.NaN(), tail
+			mr.Mean, mr.MaxRest, mr.meanError = m, math.NaN(), tail
 			if math.IsInf(m, 1) {
-				mr.maxRest = math.Inf(1)
+				mr.MaxRest = math.Inf(1)
 			}
 			worstTail = math.Max(worstTail, tail)
 			continue
@@ -279,7 +308,7 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 		if err := mr.setMeanFrom(ctx, c, probs[k], dists[k], linear); err != nil {
 			return nil, err
 		}
-		if math.IsNaN(mr.maxRest) {
+		if math.IsNaN(mr.MaxRest) {
 			worstTail = math.Max(worstTail, mr.meanError)
 		}
 	}
@@ -311,9 +340,9 @@ func Analyze(ctx context.Context, c *ctmc.Chain, opt Options) (*Result, error) {
 // with a note, and the machine's distribution stands.
 func (mr *MachineResult) setMean(ctx context.Context, c *ctmc.Chain, pr passage.Problem) error {
 	var err error
-	mr.Mean, mr.maxRest, err = passage.MeanTimes(ctx, c, pr)
+	mr.Mean, mr.MaxRest, err = passage.MeanTimes(ctx, c, pr)
 	if errors.Is(err, passage.ErrMeanUnavailable) && ctx.Err() == nil {
-		mr.Mean, mr.maxRest = math.NaN(), math.NaN()
+		mr.Mean, mr.MaxRest = math.NaN(), math.NaN()
 		mr.Note = err.Error()
 		return nil
 	}
@@ -334,20 +363,20 @@ func sameSet(a, b []int32) bool {
 
 // productJoint sets the joint figures of independent machines: the
 // product of their probabilities, and E[max] by integration.
-func (res *Result) productJoint(tol float64) {
+func (res *Result) ProductJoint(tol float64) {
 	res.PAllByBeta = 1
 	var dists []passage.Distribution
 	var rest []float64
 	cdfErr, scale := 0.0, 0.0
 	for i := range res.Machines {
 		mr := &res.Machines[i]
-		if mr.dist == nil {
+		if mr.Dist == nil {
 			continue
 		}
 		res.PAllByBeta *= mr.PByBeta
-		dists = append(dists, mr.dist)
-		rest = append(rest, mr.maxRest)
-		cdfErr += mr.dist.Accuracy()
+		dists = append(dists, mr.Dist)
+		rest = append(rest, mr.MaxRest)
+		cdfErr += mr.Dist.Accuracy()
 		scale = math.Max(scale, mr.Mean)
 	}
 	if math.IsNaN(scale) {
@@ -359,7 +388,7 @@ func (res *Result) productJoint(tol float64) {
 	if len(dists) == 1 {
 		// One machine: the makespan is its finishing time.
 		for i := range res.Machines {
-			if mr := &res.Machines[i]; mr.dist != nil {
+			if mr := &res.Machines[i]; mr.Dist != nil {
 				res.ExpectedMakespan, res.MakespanError = mr.Mean, mr.meanError
 			}
 		}
@@ -373,7 +402,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if res.Independent || opt.Semantics == passage.Plugin || len(machines) == 1 {
 		// One machine's makespan is its own finishing time, however it
 		// is coupled to the rest of the model.
-		res.productJoint(1e-9)
+		res.ProductJoint(1e-9)
 		res.Joint = "product of independent machines"
 		switch {
 		case len(machines) == 1:
@@ -414,7 +443,7 @@ func joint(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *Result,
 	if errors.Is(err, ErrJointTooLarge) {
 		res.PAllByBeta, res.ExpectedMakespan, res.MakespanError = math.NaN(), math.NaN(), math.NaN()
 		res.Joint = fmt.Sprintf("unavailable: %v", err)
-		res.Warnings = append(res.Warnings, fmt.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise --max-states, or estimate them with 'pepa simulate --beta')", res.Dependence, err))
+		res.Warnings = append(res.Warnings, option.Sprintf("P(max_j F_j <= beta) and E[makespan] are unavailable (%s): %v; each machine's figures stand (raise {MaxStates}, or estimate them with {SimulateRobustness})", res.Dependence, err))
 		return nil
 	}
 	if err != nil {
@@ -528,7 +557,7 @@ func MaxMean(prod func(float64) float64, tail func(float64) float64, scale, tol,
 		}
 		vals := make([]float64, len(nodes))
 		const chunk = 32
-		parallel(context.Background(), (len(nodes)+chunk-1)/chunk, func(c int) error {
+		Parallel(context.Background(), (len(nodes)+chunk-1)/chunk, func(c int) error {
 			for k := c * chunk; k < min((c+1)*chunk, len(nodes)); k++ {
 				vals[k] = 1 - prod(nodes[k])
 			}
@@ -725,7 +754,7 @@ func initialDistribution(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
 func (res *Result) setEpsilon(asked float64) {
 	res.Epsilon = asked
 	for i := range res.Machines {
-		if d := res.Machines[i].dist; d != nil {
+		if d := res.Machines[i].Dist; d != nil {
 			res.Epsilon = math.Max(res.Epsilon, d.Accuracy())
 		}
 	}
@@ -793,7 +822,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 		done := finishedState(m.Leaf)
 		if done < 0 {
 			if opt.Transient == passage.EngineLaplace {
-				return false, fmt.Errorf("%w: --transient laplace needs every machine stopped once finished (initial semantics, not --cycling, coupled machines; by groups, a machine alone is solved on its own chain)", laplace.ErrNotApplicable)
+				return false, option.Errorf("%w: {Transient} laplace needs every machine stopped once finished (initial semantics, not {Cycling}, coupled machines; by groups, a machine alone is solved on its own chain)", laplace.ErrNotApplicable)
 			}
 			return false, nil // machines that keep cycling
 		}
@@ -809,7 +838,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	for _, m := range machines {
 		probs = append(probs, passage.Problem{Alpha: alpha, TargetActions: m.Last})
 	}
-	choice, err := passage.ChooseEngine(ctx, c, alpha, sets, laplace.Target{}, opt.Beta, 0, opt.Epsilon, passage.UniformizationRate(c, probs), opt.Transient)
+	choice, err := passage.ChooseEngine(ctx, passage.EngineQuery{Chain: c, Alpha: alpha, Sets: sets, Beta: opt.Beta, Epsilon: opt.Epsilon, Rate: passage.UniformizationRate(c, probs), Force: opt.Transient})
 	if err != nil || choice.Engine != passage.EngineLaplace {
 		return false, err
 	}
@@ -818,12 +847,12 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	for i := range machines {
 		mr := &res.Machines[i]
 		d := &passage.LaplaceDistribution{Engine: eng, Set: i}
-		mr.dist, mr.alpha = d, alpha
+		mr.Dist, mr.alpha = d, alpha
 		if mr.PByBeta, err = d.CDF(opt.Beta); err != nil {
 			return false, err
 		}
 		res.Robustness = math.Min(res.Robustness, mr.PByBeta)
-		mr.Mean, mr.maxRest = d.Mean(), d.MaxRest()
+		mr.Mean, mr.MaxRest = d.Mean(), d.MaxRest()
 		mr.meanError = 1e-12 * mr.Mean
 		if !opt.NoQuantile {
 			if mr.Quantile, err = d.Quantile(opt.Quantile); err != nil {
@@ -848,7 +877,7 @@ func flatLaplace(ctx context.Context, c *ctmc.Chain, machines []*Machine, res *R
 	if !res.Independent {
 		res.Joint += ", because " + res.Dependence
 	}
-	res.Joint += fmt.Sprintf("; every figure by Laplace-transform inversion (%s; %d solves, every probability within an estimated %.2g, a second contour at beta: %.2g)", choice.Why, eng.Solves(), eng.Accuracy(), check)
+	res.Joint += fmt.Sprintf("; every figure by Laplace-transform inversion (%s; %s)", choice.Why, passage.LaplaceNote(eng, check))
 	res.setEpsilon(opt.Epsilon)
 	opt.stage("laplace", choice.Why)
 	return true, nil

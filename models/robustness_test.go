@@ -38,7 +38,7 @@ func TestPublished(t *testing.T) {
 			s    passage.Semantics
 			want []float64
 		}{{passage.Initial, pub.initial}, {passage.Plugin, pub.plugin}} {
-			r, err := Analyze(context.Background(), c, Options{Beta: 45, Semantics: sem.s})
+			r, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 45, Semantics: sem.s}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestPublished(t *testing.T) {
 // with completion flags (a linear solve).
 func TestJointFigures(t *testing.T) {
 	c := chainOfFile(t, "../testdata/mapping-a.pepa")
-	r, err := Analyze(context.Background(), c, Options{Beta: 30})
+	r, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 30}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ M1 = (use, a).(work1, b).M1;
 M2 = (use, a).(work2, b).M2;
 Lock = (use, infty).(free, 5).Lock;
 (M1 <> M2) <use> Lock`)
-	r, err := Analyze(context.Background(), c, Options{Beta: 3})
+	r, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ Lock = (use, infty).(free, 5).Lock;
 	}
 	// Past MaxJointStates the joint figures are unavailable, with a
 	// warning, and the machines' own figures are those above.
-	capped, err := Analyze(context.Background(), c, Options{Beta: 3, MaxJointStates: fc.N - 1})
+	capped, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 3}, MaxJointStates: fc.N - 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ Lock = (use, infty).(free, 5).Lock;
 	}
 	// With one machine selected, the makespan is that machine's
 	// finishing time, coupled or not.
-	one, err := Analyze(context.Background(), c, Options{Beta: 3, Machines: []string{"M2"}})
+	one, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 3, Machines: []string{"M2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ Lock = (use, infty).(free, 5).Lock;
 
 func TestNoMachine(t *testing.T) {
 	c := chainOf(t, "P = (a, 1).P2; P2 = (b, 1).P; Q = (c, 2).Q; P <> Q")
-	if _, err := Analyze(context.Background(), c, Options{Beta: 1}); err == nil {
+	if _, err := Analyze(context.Background(), c, Options{Question: Question{Beta: 1}}); err == nil {
 		t.Fatal("a model without machines was analysed")
 	}
 }
@@ -177,5 +177,31 @@ func TestMaxMeanExponential(t *testing.T) {
 	want := 1/a + 1/b - 1/(a+b)
 	if math.Abs(got-want) > 1e-9 || bound > 1e-9 || math.Abs(got-want) > bound+1e-15 {
 		t.Errorf("E[max] = %.15g (bound %g), want %.15g", got, bound, want)
+	}
+}
+
+// TestQuestionCheck: Robustness refuses a question without meaning (its
+// one validation, Question.check) and what a request adds to it.
+func TestQuestionCheck(t *testing.T) {
+	good := Question{Beta: 10, Semantics: passage.Initial}
+	if err := good.check(); err != nil {
+		t.Fatalf("a good question refused: %v", err)
+	}
+	for _, q := range []Question{
+		{Beta: 0, Semantics: passage.Initial},
+		{Beta: math.Inf(1), Semantics: passage.Initial},
+		{Beta: 10, Semantics: "neither"},
+		{Beta: 10, Semantics: passage.Plugin, Cycling: true},
+		{Beta: 10, Semantics: passage.Initial, Transient: "no-such-engine"},
+	} {
+		if err := q.check(); err == nil {
+			t.Errorf("%+v accepted", q)
+		}
+		if _, err := Robustness(context.Background(), []Input{{Name: "m"}}, Request{Question: q}); err == nil {
+			t.Errorf("Robustness accepted %+v", q)
+		}
+	}
+	if _, err := Robustness(context.Background(), []Input{{Name: "m"}}, Request{Question: good, Sensitivity: true, Level: 1}); err == nil {
+		t.Error("Robustness accepted a sensitivity level of 1")
 	}
 }

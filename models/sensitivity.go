@@ -65,7 +65,7 @@ func Sensitivities(m *lang.Model, s *ctmc.Structure, parts []*ctmc.Part, res *Re
 	}
 	for i, mach := range machines {
 		mr := &res.Machines[i]
-		if mr.dist == nil {
+		if mr.Dist == nil {
 			continue
 		}
 		p := partOf[mach.Leaf]
@@ -75,7 +75,56 @@ func Sensitivities(m *lang.Model, s *ctmc.Structure, parts []*ctmc.Part, res *Re
 		}
 		mr.Sensitivity = sens
 	}
+	res.Sensitive = summarize(res)
 	return nil
+}
+
+// SensitivitySummary is what a result's sensitivities single out.
+type SensitivitySummary struct {
+	// Bottleneck is the index in Result.Machines of the machine with the
+	// smallest robustness radius (the first of equals).
+	Bottleneck int
+	// Costliest is the application whose rates' elasticities, summed, are
+	// the largest (the first by name of equals; "" when no rate belongs to
+	// an application), Machine the machine that computes it and Cost that
+	// sum: the change of P(F_Machine <= beta) per relative change of its
+	// rates.
+	Costliest, Machine string
+	Cost               float64
+}
+
+// summarize finds the bottleneck and the costliest application of the
+// machines that have sensitivities; nil when none has.
+func summarize(res *Result) *SensitivitySummary {
+	sum := &SensitivitySummary{Bottleneck: -1, Cost: math.Inf(-1)}
+	apps := map[string]float64{} // application -> elasticity summed over its rates
+	appMachine := map[string]string{}
+	for i := range res.Machines {
+		m := &res.Machines[i]
+		sv := m.Sensitivity
+		if sv == nil {
+			continue
+		}
+		if sum.Bottleneck < 0 || sv.Radius < res.Machines[sum.Bottleneck].Sensitivity.Radius {
+			sum.Bottleneck = i
+		}
+		for _, rs := range sv.Rates {
+			if rs.Application != "" {
+				apps[rs.Application] += rs.Elasticity
+				appMachine[rs.Application] = m.Name
+			}
+		}
+	}
+	if sum.Bottleneck < 0 {
+		return nil
+	}
+	for a, el := range apps {
+		if el > sum.Cost || (el == sum.Cost && a < sum.Costliest) {
+			sum.Costliest, sum.Cost = a, el
+		}
+	}
+	sum.Machine = appMachine[sum.Costliest]
+	return sum
 }
 
 func machineNames(res *Result) []string {
@@ -149,7 +198,7 @@ func machineSensitivity(m *lang.Model, s *ctmc.Structure, p *ctmc.Part, mach *Ma
 		}
 	}
 	sens := &Sensitivity{Level: level, Radius: math.NaN()}
-	if q, err := mr.dist.Quantile(level); err == nil && q > 0 && !math.IsInf(q, 1) {
+	if q, err := mr.Dist.Quantile(level); err == nil && q > 0 && !math.IsInf(q, 1) {
 		sens.Radius = beta / q
 	}
 	for _, r := range names {

@@ -28,7 +28,7 @@ func analyzeSource(t *testing.T, src string, beta float64) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := AnalyzeGroups(context.Background(), s, Options{Beta: beta, Epsilon: 1e-13})
+	res, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: beta, Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,5 +85,58 @@ func TestDerivativesAgainstFiniteDifferences(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d derivatives checked", checked)
+	}
+}
+
+// TestBottleneck: the machine that sets the robustness is the first of
+// those with the smallest P(F <= beta); machines not computed (NaN) never
+// are; none computed, none.
+func TestBottleneck(t *testing.T) {
+	nan := math.NaN()
+	for _, c := range []struct {
+		p    []float64
+		want int
+	}{
+		{[]float64{0.9, nan, 0.5, 0.5, 0.7}, 2},
+		{[]float64{nan, 0.3}, 1},
+		{[]float64{0.3, 0.2, 0.1}, 2},
+		{[]float64{nan, nan}, -1},
+		{nil, -1},
+	} {
+		r := &Result{}
+		for _, p := range c.p {
+			r.Machines = append(r.Machines, MachineResult{PByBeta: p})
+		}
+		if got := r.Bottleneck(); got != c.want {
+			t.Errorf("%v: bottleneck %d, want %d", c.p, got, c.want)
+		}
+	}
+}
+
+// TestSensitivitySummary: on hand-made sensitivities, the machine of the
+// smallest radius (the first of equals) and the application whose
+// elasticities sum highest (the first by name of equals), worked out by
+// hand.
+func TestSensitivitySummary(t *testing.T) {
+	r := &Result{Machines: []MachineResult{
+		{Name: "M1", Sensitivity: &Sensitivity{Radius: 1.5, Rates: []RateSensitivity{
+			{Elasticity: 0.2, Application: "A1"}, {Elasticity: 0.3, Application: "A1"}, {Elasticity: 0.9}}}},
+		{Name: "M2"}, // no sensitivity: not a candidate
+		{Name: "M3", Sensitivity: &Sensitivity{Radius: 1.2, Rates: []RateSensitivity{
+			{Elasticity: 0.5, Application: "A0"}, {Elasticity: 0.1, Application: "A2"}}}},
+		{Name: "M4", Sensitivity: &Sensitivity{Radius: 1.2}},
+	}}
+	s := summarize(r)
+	// A1: 0.2 + 0.3 = 0.5 on M1, A0: 0.5 on M3 (equal: A0 first by name),
+	// A2: 0.1; the rate without an application counts for none.
+	if s == nil || s.Bottleneck != 2 || s.Costliest != "A0" || s.Machine != "M3" || s.Cost != 0.5 {
+		t.Fatalf("summary %+v, want bottleneck 2 (M3), A0 on M3 at 0.5", s)
+	}
+	r.Machines[2].Sensitivity.Rates[0].Elasticity = 0.4
+	if s := summarize(r); s.Costliest != "A1" || s.Machine != "M1" || s.Cost != 0.5 {
+		t.Fatalf("summary %+v, want A1 on M1 at 0.5", s)
+	}
+	if s := summarize(&Result{Machines: []MachineResult{{Name: "M1"}}}); s != nil {
+		t.Fatalf("no sensitivities: summary %+v, want nil", s)
 	}
 }

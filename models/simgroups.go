@@ -35,7 +35,7 @@ func simulateGroup(ctx context.Context, s *ctmc.Structure, j *groupJob, machines
 	if opt.Pragmas != nil && len(opt.Pragmas.Initial) > 0 {
 		own := map[string]map[string]float64{}
 		for _, l := range sub.Leaves {
-			if d, ok := opt.Pragmas.initialOf(l.Name); ok {
+			if d, ok := opt.Pragmas.InitialOf(l.Name); ok {
 				own[l.Name] = d
 			}
 		}

@@ -21,7 +21,7 @@ import (
 func TestSimulatedGroup(t *testing.T) {
 	src := testmodels.Networked(16, 8, [][]int{{1, 2, 3, 4}, {5, 6}}, 0.5)
 	s := testchain.Structure(t, src)
-	opt := Options{Beta: 25}
+	opt := Options{Question: Question{Beta: 25}}
 	exact, err := AnalyzeGroups(context.Background(), s, opt)
 	if err != nil {
 		t.Fatal(err)

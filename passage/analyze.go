@@ -9,6 +9,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/passage/laplace"
 )
 
@@ -146,7 +147,7 @@ func Analyze(ctx context.Context, s *ctmc.Structure, q Query, opt AnalyzeOptions
 	if err := q.check(opt.Epsilon); err != nil {
 		return nil, err
 	}
-	a := &Analysis{Semantics: Initial, Solved: "flat", SolvedWhy: "--flat was given", Mean: math.NaN()}
+	a := &Analysis{Semantics: Initial, Solved: "flat", SolvedWhy: option.Text("{Flat} was given"), Mean: math.NaN()}
 	parts, partIndex, err := a.chooseChain(ctx, s, q, opt)
 	if err != nil {
 		return nil, err
@@ -271,7 +272,7 @@ func (a *Analysis) buildProblem(ctx context.Context, parts []*ctmc.Part, partInd
 	default:
 		tgt, err := ActionIDs(c.S, q.TargetActions)
 		if err != nil {
-			return fmt.Errorf("--target-action: %w", err)
+			return option.Errorf("{TargetActions}: %w", err)
 		}
 		a.Problem = InitialProblem(c, tgt)
 	}
@@ -390,11 +391,11 @@ func (a *Analysis) mean(ctx context.Context, r *Result, q Query, runOn bool) str
 func pluginProblemOf(ctx context.Context, c *ctmc.Chain, parts []*ctmc.Part, partIndex int, q Query) (Problem, error) {
 	srcIDs, err := ActionIDs(c.S, q.SourceActions)
 	if err != nil {
-		return Problem{}, fmt.Errorf("--source-action: %w", err)
+		return Problem{}, option.Errorf("{SourceActions}: %w", err)
 	}
 	tgtIDs, err := ActionIDs(c.S, q.TargetActions)
 	if err != nil {
-		return Problem{}, fmt.Errorf("--target-action: %w", err)
+		return Problem{}, option.Errorf("{TargetActions}: %w", err)
 	}
 	var pi []float64
 	others := 0.0
@@ -507,8 +508,8 @@ func (a *Analysis) byLaplace(ctx context.Context, q Query, opt AnalyzeOptions) (
 	if len(q.Quantiles) > 0 || len(q.Times) == 0 {
 		uh = 0
 	}
-	choice, err := ChooseEngine(ctx, c, pr.Alpha, [][]bool{mask}, laplace.Target{Actions: pr.TargetActions, States: pr.TargetStates},
-		horizon, uh, opt.Epsilon, UniformizationRate(c, []Problem{pr}), opt.Transient)
+	choice, err := ChooseEngine(ctx, EngineQuery{Chain: c, Alpha: pr.Alpha, Sets: [][]bool{mask}, Target: laplace.Target{Actions: pr.TargetActions, States: pr.TargetStates},
+		Beta: horizon, Horizon: uh, Epsilon: opt.Epsilon, Rate: UniformizationRate(c, []Problem{pr}), Force: opt.Transient})
 	if err != nil {
 		return false, err
 	}

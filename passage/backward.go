@@ -46,7 +46,7 @@ func solveBackward(ctx context.Context, c *ctmc.Chain, pr Problem, q float64, km
 	if c.RateIndex == nil || len(c.RateTable) >= 1<<16 {
 		return nil, errNoBackward
 	}
-	if err := membudget.Check(ctx, fmt.Sprintf("passage: the backward iteration over %d states", c.N), backwardBytes(c)+membudget.Bytes(int64(kmax), 16), solveHint); err != nil {
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the backward iteration over %d states", c.N), backwardBytes(c)+membudget.Bytes(int64(kmax), 16), solveHint()); err != nil {
 		return nil, err
 	}
 	n := c.N

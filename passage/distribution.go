@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"pepa/ctmc"
+	"pepa/internal/membudget"
+	"pepa/internal/option"
 	"pepa/passage/laplace"
 )
 
@@ -85,8 +88,25 @@ const (
 	laplaceMinSteps  = 20 // below this many steps, uniformization always
 )
 
-// ChooseEngine decides how to solve the passages to closed sets of states
-// of chain c from alpha (sets: masks over states), for a goal beta: the
+// EngineQuery is what ChooseEngine decides on: passages on Chain from
+// Alpha to closed sets of states (Sets: masks over states, Target where a
+// passage ends), for a goal Beta (0: at the mean), over Horizon (0: to the
+// distribution's tail), to Epsilon; Rate is uniformization's; Force is
+// EngineUniformization or EngineLaplace to decide, EngineAuto (or "") to
+// let cost decide.
+type EngineQuery struct {
+	Chain   *ctmc.Chain
+	Alpha   []float64
+	Sets    [][]bool
+	Target  laplace.Target
+	Beta    float64
+	Horizon float64
+	Epsilon float64
+	Rate    float64
+	Force   string
+}
+
+// ChooseEngine decides how to solve the passages of eq: the
 // Laplace engine where the chain orders into small blocks with real
 // spectra (acyclic chains: machines stopped once finished, passages to a
 // target) and its predicted cost, a few windows of solves, is below
@@ -94,12 +114,23 @@ const (
 // distribution's tail, the mean plus ln(2/epsilon) times the largest mean
 // remaining time over e (the tail of any absorption time with mean
 // remaining time at most M from every state falls by 1/e every e M).
-// force is EngineUniformization or EngineLaplace to decide, EngineAuto (or
-// "") to let cost decide; q is uniformization's rate; beta anchors the
-// Laplace windows (0: at the mean).
-func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]bool, tgt laplace.Target, beta, horizon, epsilon, q float64, force string) (EngineChoice, error) {
+// Beta anchors the Laplace windows.
+func ChooseEngine(ctx context.Context, eq EngineQuery) (EngineChoice, error) {
+	c, alpha, sets, tgt := eq.Chain, eq.Alpha, eq.Sets, eq.Target
+	beta, horizon, epsilon, q, force := eq.Beta, eq.Horizon, eq.Epsilon, eq.Rate, eq.Force
 	if force == EngineUniformization {
-		return EngineChoice{Engine: EngineUniformization, Why: "--transient uniformization"}, nil
+		return EngineChoice{Engine: EngineUniformization, Why: option.Text("{Transient} uniformization")}, nil
+	}
+	// Memory: the system's order and exit rates, the engine's start, mean
+	// times, sets (a mask and positions each) and a complex vector per
+	// worker; a block's dense generator is at most MaxBlock^2 numbers.
+	n := int64(c.N + 1)
+	need := membudget.Bytes(n, 8+4+4+8+8+1+5*int64(len(sets))+16*int64(runtime.GOMAXPROCS(0)))
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: Laplace-transform inversion's vectors over %d states", c.N), need, ""); err != nil {
+		if force == EngineLaplace {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion does not fit in the memory budget (" + err.Error() + ")"}, nil
 	}
 	sys, err := laplace.NewSystem(c, tgt)
 	if err != nil {
@@ -108,12 +139,21 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		}
 		return EngineChoice{Engine: EngineUniformization, Why: "the chain's cycles rule out Laplace-transform inversion (" + err.Error() + ")"}, nil
 	}
+	if err := membudget.Check(ctx, fmt.Sprintf("passage: the Laplace engine's block generators (%d blocks)", sys.Blocks()), membudget.Bytes(1, sys.BlockBytes()), ""); err != nil {
+		if force == EngineLaplace {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion's blocks do not fit in the memory budget (" + err.Error() + ")"}, nil
+	}
 	eng, err := laplace.New(ctx, sys, alpha, sets, beta, epsilon)
 	if err != nil {
-		return EngineChoice{}, err
+		if force == EngineLaplace || !errors.Is(err, laplace.ErrNotApplicable) {
+			return EngineChoice{}, err
+		}
+		return EngineChoice{Engine: EngineUniformization, Why: "Laplace-transform inversion does not apply (" + err.Error() + ")"}, nil
 	}
 	if force == EngineLaplace {
-		return EngineChoice{Engine: EngineLaplace, Why: "--transient laplace", Laplace: eng}, nil
+		return EngineChoice{Engine: EngineLaplace, Why: option.Text("{Transient} laplace"), Laplace: eng}, nil
 	}
 	if !(horizon > 0) {
 		tail, mean := 0.0, 0.0
@@ -124,16 +164,19 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 		horizon = mean + math.Log(2/epsilon)*tail/math.E
 	}
 	steps := q * horizon
+	// A solve is a pass over the transitions, and more where blocks the
+	// chain leaves are factored at every node (System.Work).
+	perSolve := solveCostInSteps * float64(sys.Work()) / float64(max(1, len(c.Col)))
 	solves := float64(laplaceWindows*eng.WindowSolves() + eng.CheckSolves())
 	if math.IsInf(horizon, 0) || math.IsNaN(horizon) {
 		return EngineChoice{Engine: EngineUniformization, Why: "a passage may never end: uniformization's series bounds what it leaves"}, nil
 	}
-	if steps < laplaceMinSteps || steps < autoMargin*solveCostInSteps*solves {
+	if steps < laplaceMinSteps || steps < autoMargin*perSolve*solves {
 		return EngineChoice{Engine: EngineUniformization, Why: fmt.Sprintf("uniformization predicted cheaper: about %.3g steps (q = %.3g, tail to t = %.4g) against %.0f Laplace solves worth %.0f steps",
-			steps, q, horizon, solves, solveCostInSteps*solves)}, nil
+			steps, q, horizon, solves, perSolve*solves)}, nil
 	}
 	why := fmt.Sprintf("Laplace-transform inversion predicted cheaper: about %.0f solves worth %.0f steps against about %.3g steps of uniformization (q = %.3g, tail to t = %.4g)",
-		solves, solveCostInSteps*solves, steps, q, horizon)
+		solves, perSolve*solves, steps, q, horizon)
 	// The contour's prediction assumes transforms of moderate size near
 	// it; poles of high order (an Erlang chain of many phases: a nearly
 	// deterministic time) make them huge there, and the inversion loses
@@ -152,4 +195,26 @@ func ChooseEngine(ctx context.Context, c *ctmc.Chain, alpha []float64, sets [][]
 			why, check, at, epsilon)}, nil
 	}
 	return EngineChoice{Engine: EngineLaplace, Laplace: eng, Why: why}, nil
+}
+
+// LaplaceNote says, after a check at the goal returned check, how the
+// Laplace engine ran: its solves, the accuracy it states and where that
+// comes from (a second contour, or the trapezoidal rule refined where the
+// second contour disagreed), and the contour it took for complex poles.
+func LaplaceNote(eng *laplace.Engine, check float64) string {
+	note := fmt.Sprintf("%d solves, every probability within an estimated %.2g", eng.Solves(), eng.Accuracy())
+	if l := eng.Level(); l > 0 {
+		note += fmt.Sprintf(" (the trapezoidal rule refined to h/%d, its two finest levels at beta: %.2g)", 1<<l, check)
+	} else {
+		note += fmt.Sprintf(" (a second contour at beta: %.2g)", check)
+	}
+	switch n := eng.ComplexBlocks(); {
+	case n > 0:
+		note += fmt.Sprintf("; %d blocks with complex eigenvalues, up to %.1f degrees from the negative real axis: a contour of %d nodes inside them",
+			n, eng.Sector()*180/math.Pi, 2*eng.Nodes()+1)
+	case eng.Sector() > 0:
+		note += fmt.Sprintf("; poles up to order %d: a contour of %d nodes kept %.1f degrees from the negative real axis",
+			eng.PoleOrder(), 2*eng.Nodes()+1, eng.Sector()*180/math.Pi)
+	}
+	return note
 }

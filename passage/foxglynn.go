@@ -82,7 +82,8 @@ func FoxGlynn(lambda, epsilon float64) (*PoissonWeights, error) {
 		return &PoissonWeights{Lambda: 0, Left: 0, W: []float64{1}, Total: 1}, nil
 	}
 	if lambda > maxPoissonLambda {
-		return nil, fmt.Errorf("poisson weights: rate %g is too large (more than %g, %d terms at least)", lambda, float64(maxPoissonLambda), int64(math.Sqrt(lambda)))
+		// The count as a float: sqrt(lambda) past 2^63 would overflow an int.
+		return nil, fmt.Errorf("poisson weights: rate %g is too large (more than %g: %.3g terms at least)", lambda, float64(maxPoissonLambda), math.Sqrt(lambda))
 	}
 	mode := int(math.Floor(lambda))
 	half := epsilon / 2

@@ -7,6 +7,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/internal/membudget"
+	"pepa/internal/option"
 )
 
 // Memory. Before the generator and the vectors of a block of passages are
@@ -19,7 +20,9 @@ import (
 
 // solveHint is what an over-budget error of the forward iteration
 // suggests.
-const solveHint = "without --flat, independent parts are solved on their own chains; --mean=false lets a single passage run backward over the chain's own rows; 'pepa simulate' needs no chain"
+func solveHint() string {
+	return option.Text("without {Flat}, independent parts are solved on their own chains; {Mean}=false lets a single passage run backward over the chain's own rows; {SimulateVerb} needs no chain")
+}
 
 // kernelBytes bounds what buildKernel allocates for a block of P
 // passages: the transposition's per-worker counts (8 bytes a state per
@@ -140,5 +143,5 @@ func planBlocks(ctx context.Context, c *ctmc.Chain, probs []Problem, opt Options
 			return blockPlan{backward: true}, nil
 		}
 	}
-	return blockPlan{}, b.Check(fmt.Sprintf("passage: the generator and vectors of one passage over %d states", c.N), need(1), solveHint)
+	return blockPlan{}, b.Check(fmt.Sprintf("passage: the generator and vectors of one passage over %d states", c.N), need(1), solveHint())
 }

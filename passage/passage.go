@@ -628,7 +628,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 	n, P := c.N, len(probs)
 	budget := membudget.FromContext(ctx)
 	if budget != nil {
-		if err := budget.Check(fmt.Sprintf("passage: the generator of %d passage(s) over %d states", P, n), kernelBytes(c, P, specialEntries(c, probs)), solveHint); err != nil {
+		if err := budget.Check(fmt.Sprintf("passage: the generator of %d passage(s) over %d states", P, n), kernelBytes(c, P, specialEntries(c, probs)), solveHint()); err != nil {
 			return nil, err
 		}
 	}
@@ -644,7 +644,7 @@ func solveBlock(ctx context.Context, c *ctmc.Chain, probs []Problem, q float64, 
 		c.Col, c.Act, c.RateIndex, c.Rates = nil, nil, nil, nil
 		debug.FreeOSMemory()
 	}
-	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, k.lanes), solveHint); err != nil {
+	if err := budget.Check(fmt.Sprintf("passage: the vectors of %d passage(s) over %d states", P, n), vectorBytes(n, k.lanes), solveHint()); err != nil {
 		return nil, err
 	}
 	v := k.startVector(probs)
@@ -883,7 +883,7 @@ func (sp *seriesPlan) checkEnded(budget *membudget.Budget, results []*Result, q 
 	for p, r := range results {
 		if !r.Complete && sp.until[p] == math.MaxInt {
 			if sp.memCapped {
-				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, sp.kmax), membudget.Bytes(int64(sp.kmax), int64(32*P)), solveHint); err != nil {
+				if err := budget.Check(fmt.Sprintf("passage: the series of %d passage(s) past step %d", P, sp.kmax), membudget.Bytes(int64(sp.kmax), int64(32*P)), solveHint()); err != nil {
 					return err
 				}
 			}

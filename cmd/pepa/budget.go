@@ -88,10 +88,19 @@ func (m *memoryFlag) describeBudget(maxStates int) string {
 
 // explainLimit adds to a state-limit error, when the limit was the
 // budget's default, where it came from and what helps.
+// An array whose populations alone are too many is named to fluid
+// analysis too.
 func (m *memoryFlag) explainLimit(err error) error {
+	fluid := ""
+	if errors.Is(err, ctmc.ErrPopulation) {
+		fluid = "; 'pepa fluid' analyses such populations without the chain (their mean counts, as every population grows)"
+	}
 	if !m.defaulted || !errors.Is(err, ctmc.ErrTooManyStates) || errors.Is(err, membudget.ErrOverBudget) || m.budget == nil {
+		if fluid != "" {
+			return fmt.Errorf("%w%s", err, fluid)
+		}
 		return err
 	}
-	return fmt.Errorf("%w: the default --max-states is the %s memory budget (%s) at %d bytes a state; --memory sets the budget, and 'pepa simulate' estimates without the chain",
-		err, membudget.FormatSize(m.budget.Limit), m.budget.Source.Name, bytesPerState)
+	return fmt.Errorf("%w: the default --max-states is the %s memory budget (%s) at %d bytes a state; --memory sets the budget, and 'pepa simulate' estimates without the chain%s",
+		err, membudget.FormatSize(m.budget.Limit), m.budget.Source.Name, bytesPerState, fluid)
 }

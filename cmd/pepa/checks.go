@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pepa/models"
+	"pepa/models/plot"
 )
 
 // checker checks a verb's flags in one place: the first check that fails
@@ -92,7 +92,7 @@ func (c *checker) plot(path string) string {
 	if path == "" {
 		return ""
 	}
-	f, err := models.PlotFormat(path)
+	f, err := plot.PlotFormat(path)
 	c.require(err == nil, "--plot: %v", err)
 	return f
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	"pepa/cmd/pepa/internal/render"
 	"pepa/ctmc"
 )
 
@@ -76,11 +76,8 @@ func writeOutput(e *env, path string, write func(w io.Writer) error) error {
 	return writeFileAtomicFunc(path, write)
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+// writeJSON is the JSON every verb prints (render.WriteJSON).
+func writeJSON(w io.Writer, v any) error { return render.WriteJSON(w, v) }
 
 // deadlockError is a chain with deadlocks where the analysis needs
 // none (steady state); fail prints its states as reportDeadlocks does.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"pepa/models"
+	"pepa/models/spec"
 )
 
 func runGen(ctx context.Context, e *env, args []string) int {
@@ -97,12 +97,12 @@ testdata/spec-shared.json; pools of users over desktops: testdata/spec-lab.json)
 
 // loadSpec reads and validates a mapping specification, printing its
 // problems; it returns a non-negative exit code on failure.
-func loadSpec(e *env, verb, path string) (*models.Instance, int) {
-	in, err := models.LoadSpec(path)
+func loadSpec(e *env, verb, path string) (*spec.Instance, int) {
+	in, err := spec.LoadSpec(path)
 	if err == nil {
 		return in, -1
 	}
-	var se models.SpecErrors
+	var se spec.SpecErrors
 	if errors.As(err, &se) {
 		for _, x := range se {
 			fmt.Fprintln(e.stderr, x.Error())

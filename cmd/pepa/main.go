@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	_ "pepa/internal/leanc" // the C runtime, when net links it, kept small under ulimit -v
 )
@@ -41,6 +42,7 @@ var verbs = map[string]verb{
 	"gen":        {"write mapping models (.pepa) from a mapping specification", runGen},
 	"optimize":   {"search for the most robust mapping of a specification", runOptimize},
 	"serve":      {"answer a controller over HTTP: robustness conditioned on observed completions, and a page", runServe},
+	"fluid":      {"fluid (ODE) analysis of populations: time series, fluid steady state, throughputs, a tagged copy's passage", runFluid},
 }
 
 // env is what a verb may touch: its streams.
@@ -48,6 +50,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	stderrTerminal bool // show progress on long runs
+	// start is when the command started (run sets it): a --budget is the
+	// whole command's time.
+	start time.Time
 }
 
 func main() {
@@ -58,6 +63,9 @@ func main() {
 }
 
 func run(ctx context.Context, e *env, args []string) int {
+	if e.start.IsZero() {
+		e.start = time.Now()
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		if len(args) > 1 {
 			v, ok := verbs[args[1]]

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"pepa/models"
+	"pepa/models/optimize"
+	"pepa/models/spec"
 )
 
 func runOptimize(ctx context.Context, e *env, args []string) int {
@@ -97,16 +99,30 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: pw, budget: *budget, seed: *seed,
 			maxEnumerate: *maxEnum, energyBudget: *energyBudget, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
 	}
+	return runSearch(ctx, e, in, searchArgs{spec: files[0], out: *out, mappingOut: *mappingOut, format: *format,
+		opt: optimize.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}})
+}
+
+// searchArgs are what optimize's search (without --pareto) was given.
+type searchArgs struct {
+	spec, out, mappingOut, format string
+	opt                           optimize.OptimizeOptions
+}
+
+// runSearch runs the search for the most robust mapping (one call,
+// optimize.Optimize), writes the best mapping where asked and prints the
+// result.
+func runSearch(ctx context.Context, e *env, in *spec.Instance, a searchArgs) int {
 	// Outputs are checked before a search that may take the whole budget.
-	for _, path := range []string{*out, *mappingOut} {
+	for _, path := range []string{a.out, a.mappingOut} {
 		if err := checkWritable(path); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	opt := models.OptimizeOptions{Beta: *beta, Objective: *objective, Budget: *budget, Seed: *seed, MakespanSlack: *slack}
+	opt := a.opt
 	if e.stderrTerminal {
-		opt.Progress = func(p models.OptimizeProgress) {
+		opt.Progress = func(p optimize.OptimizeProgress) {
 			bound := ""
 			if p.Bound < 1 {
 				bound = fmt.Sprintf(", bound %.6f", p.Bound)
@@ -115,7 +131,10 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 				p.Phase, p.Elapsed.Seconds(), p.Best, bound, p.Moves, float64(p.Moves)/p.Elapsed.Seconds())
 		}
 	}
-	res, err := models.Optimize(ctx, in, opt)
+	// The budget is the whole command's: reading the specification came
+	// out of it already.
+	opt.Budget = max(time.Millisecond, opt.Budget-time.Since(e.start))
+	res, err := optimize.Optimize(ctx, in, opt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -124,27 +143,27 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "pepa optimize: interrupted before any mapping was evaluated")
 			return exitInterrupted
 		}
-		fmt.Fprintf(e.stderr, "%s: error: %v\n", files[0], err)
+		fmt.Fprintf(e.stderr, "%s: error: %v\n", a.spec, err)
 		return exitInvalid
 	}
 	best := in.MappingOf("optimized", res.Best.Allocation)
-	if *out != "" {
-		if err := writeOutput(e, *out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
+	if a.out != "" {
+		if err := writeOutput(e, a.out, func(w io.Writer) error { return in.Generate(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	if *mappingOut != "" {
-		if err := writeOutput(e, *mappingOut, func(w io.Writer) error { return in.WriteSpec(w, best) }); err != nil {
+	if a.mappingOut != "" {
+		if err := writeOutput(e, a.mappingOut, func(w io.Writer) error { return in.WriteSpec(w, best) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
 	}
-	if err := writeOutput(e, "", func(w io.Writer) error { return writeOptimize(w, in, res, best, *beta, *objective, *format) }); err != nil {
+	if err := writeOutput(e, "", func(w io.Writer) error { return writeOptimize(w, in, res, best, opt.Beta, opt.Objective, a.format) }); err != nil {
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}
-	if res.Stopped == models.StoppedInterrupted {
+	if res.Stopped == optimize.StoppedInterrupted {
 		fmt.Fprintln(e.stderr, "pepa optimize: interrupted: the best mapping found so far is written")
 		return exitInterrupted
 	}
@@ -153,7 +172,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 
 // writeOptimize prints a search's result: the heuristics' mappings and
 // the best, how the search stopped and how far from optimal it may be.
-func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult, best models.Mapping, beta float64, objective, format string) error {
+func writeOptimize(w io.Writer, in *spec.Instance, res *optimize.OptimizeResult, best spec.Mapping, beta float64, objective, format string) error {
 	bestHeuristic := math.Inf(-1)
 	for _, h := range res.Heuristics {
 		bestHeuristic = math.Max(bestHeuristic, h.Score)
@@ -168,7 +187,7 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 			Makespan   any                 `json:"expected_makespan"`
 			Allocation map[string][]string `json:"allocation"`
 		}
-		mk := func(c models.Candidate) cand {
+		mk := func(c optimize.Candidate) cand {
 			return cand{c.Name, c.Score, c.Robustness, c.Joint, jsonFloat(c.Makespan), in.MappingOf(c.Name, c.Allocation).Allocation}
 		}
 		var hs []cand
@@ -178,12 +197,12 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 		return writeJSON(w, map[string]any{"beta": beta, "objective": objective, "heuristics": hs, "best": mk(res.Best),
 			"stopped": res.Stopped, "moves": res.Moves, "machine_solves": res.Evaluations, "group_solves": res.GroupSolves, "seconds": res.Elapsed.Seconds(),
 			"proved": res.Proved, "upper_bound": res.Bound, "gap": res.Gap(), "restarts": res.Restarts,
-			"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic})
+			"moves_per_second": movesPerSecond, "gain_over_heuristics": res.Best.Score - bestHeuristic, "cut": nonNil(res.Cut)})
 	}
 	fmt.Fprintf(w, "goal: beta = %g; objective %s\n\n", beta, map[string]string{"min": "min_j P(F_j <= beta)", "joint": "P(max_j F_j <= beta)"}[objective])
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "mapping\trobustness\tP(all <= beta)\tE[makespan]")
-	for _, c := range append(append([]models.Candidate{}, res.Heuristics...), res.Best) {
+	for _, c := range append(append([]optimize.Candidate{}, res.Heuristics...), res.Best) {
 		fmt.Fprintf(tw, "%s\t%.6f\t%.6f\t%s\n", c.Name, c.Robustness, c.Joint, textFloat(c.Makespan, "%.4f"))
 	}
 	tw.Flush()
@@ -194,11 +213,14 @@ func writeOptimize(w io.Writer, in *models.Instance, res *models.OptimizeResult,
 			res.Stopped, res.Elapsed.Seconds(), res.Best.Score)
 	default:
 		why := res.Stopped
-		if why == models.StoppedBudget {
+		if why == optimize.StoppedBudget {
 			why = "budget spent"
 		}
 		fmt.Fprintf(w, "stopped: %s after %.1f s; best %.6f, within %.6f of optimal (no mapping scores above %.6f)\n",
 			why, res.Elapsed.Seconds(), res.Best.Score, res.Gap(), res.Bound)
+	}
+	for _, c := range res.Cut {
+		fmt.Fprintf(w, "cut by the budget: %s\n", c)
 	}
 	if res.Exact && res.Moves == 0 {
 		fmt.Fprintf(w, "method: every machine solved for every set of applications (%d solves), combined by dynamic programming; gain over the best heuristic %+.6f\n",

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pepa/models"
+	"pepa/models/spec"
 )
 
 // TestParetoVerb: optimize --pareto on testdata/spec-energy.json enumerates
@@ -21,8 +21,8 @@ import (
 // same rows; --plot draws a PNG and --mapping-out writes a specification of
 // the front's mappings.
 func TestParetoVerb(t *testing.T) {
-	const spec = "../../testdata/spec-energy.json"
-	code, out, stderr := runPepa(t, "", "optimize", spec, "--beta", "40", "--pareto", "--format", "json")
+	const specFile = "../../testdata/spec-energy.json"
+	code, out, stderr := runPepa(t, "", "optimize", specFile, "--beta", "40", "--pareto", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -73,7 +73,7 @@ func TestParetoVerb(t *testing.T) {
 	}
 
 	// CSV: a header and the same front.
-	code, out, stderr = runPepa(t, "", "optimize", spec, "--beta", "40", "--pareto", "--format", "csv")
+	code, out, stderr = runPepa(t, "", "optimize", specFile, "--beta", "40", "--pareto", "--format", "csv")
 	if code != exitOK {
 		t.Fatalf("csv: exit %d: %s", code, stderr)
 	}
@@ -85,7 +85,7 @@ func TestParetoVerb(t *testing.T) {
 	// Text, a plot and the front's specification.
 	dir := t.TempDir()
 	plot, front := filepath.Join(dir, "front.png"), filepath.Join(dir, "front.json")
-	code, out, stderr = runPepa(t, "", "optimize", spec, "--beta", "40", "--pareto", "--plot", plot, "--mapping-out", front)
+	code, out, stderr = runPepa(t, "", "optimize", specFile, "--beta", "40", "--pareto", "--plot", plot, "--mapping-out", front)
 	if code != exitOK || !strings.Contains(out, "rank") || !strings.Contains(out, "of 729 mappings") || !strings.Contains(out, "heuristics:") {
 		t.Fatalf("text: exit %d: %s%s", code, out, stderr)
 	}
@@ -97,7 +97,7 @@ func TestParetoVerb(t *testing.T) {
 	if _, err := png.Decode(f); err != nil {
 		t.Errorf("--plot: %v", err)
 	}
-	in, err := models.LoadSpec(front)
+	in, err := spec.LoadSpec(front)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestParetoVerb(t *testing.T) {
 	}
 
 	// The flags override the specification's power.
-	code, out, stderr = runPepa(t, "", "optimize", spec, "--beta", "40", "--pareto", "--idle-power", "0,0,0", "--busy-power", "M3=90", "--format", "json")
+	code, out, stderr = runPepa(t, "", "optimize", specFile, "--beta", "40", "--pareto", "--idle-power", "0,0,0", "--busy-power", "M3=90", "--format", "json")
 	if code != exitOK {
 		t.Fatalf("--idle-power: exit %d: %s", code, stderr)
 	}

@@ -130,6 +130,18 @@ func nonNil(s []string) []string {
 // maxGridPoints bounds a --times grid.
 const maxGridPoints = 1_000_000
 
+// gridPoint snaps a computed grid point to 15 significant digits: the
+// user wrote decimals, and 3*0.1 is 0.30000000000000004 in binary, which
+// would otherwise be printed and computed as such (the change is below
+// one part in 1e15).
+func gridPoint(t float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(t, 'g', 15, 64), 64)
+	if err != nil {
+		return t
+	}
+	return r
+}
+
 // parseGrid reads --times START:STOP:STEP and --at t1,t2 into one sorted
 // list of times.
 func parseGrid(times, at string) ([]float64, error) {
@@ -156,7 +168,7 @@ func parseGrid(times, at string) ([]float64, error) {
 			return nil, fmt.Errorf("--times gives %d points, more than %d", n, maxGridPoints)
 		}
 		for i := 0; i < n; i++ {
-			grid = append(grid, start+float64(i)*step)
+			grid = append(grid, gridPoint(start+float64(i)*step))
 		}
 	}
 	pts, err := parseFloats(at)

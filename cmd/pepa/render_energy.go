@@ -9,23 +9,6 @@ import (
 	"pepa/models"
 )
 
-// energyJSON is a mapping's "energy" key (semantics.md section 5).
-func energyJSON(e *models.EnergyResult) map[string]any {
-	power := map[string]any{}
-	for j, m := range e.Machines {
-		power[m] = map[string]any{"busy": e.Busy[j], "idle": e.Idle[j]}
-	}
-	out := map[string]any{"expected": jsonFloat(e.Expected), "expected_error": jsonFloat(e.ExpectedError), "expected_simulated": e.ExpectedSimulated,
-		"budget": jsonFloat(e.Budget), "p_by_budget": jsonFloat(e.PByBudget),
-		"p_all_by_beta_within_budget": jsonFloat(e.PAllWithinBudget), "how": e.How, "power": power}
-	if e.Confidence > 0 {
-		out["p_by_budget_ci"] = intervalJSON(e.PByBudgetLo, e.PByBudgetHi)
-		out["p_all_by_beta_within_budget_ci"] = intervalJSON(e.PAllWithinBudgetLo, e.PAllWithinBudgetHi)
-		out["confidence"] = e.Confidence
-	}
-	return out
-}
-
 // energyText prints a mapping's energy figures under its makespan ones.
 func energyText(w io.Writer, r *models.Ranked) {
 	e := r.Energy

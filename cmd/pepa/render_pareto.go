@@ -10,8 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"pepa/models"
 	"pepa/models/energy"
+	"pepa/models/optimize"
+	"pepa/models/plot"
+	"pepa/models/spec"
 )
 
 // paretoArgs are optimize --pareto's settings.
@@ -32,9 +34,9 @@ type paretoArgs struct {
 const paretoCloudSample = 2000
 
 // runPareto is optimize --pareto: the robustness/expected-energy front
-// (models.ParetoFront), printed, optionally plotted and written as a
+// (optimize.ParetoFront), printed, optionally plotted and written as a
 // specification of its mappings.
-func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) int {
+func runPareto(ctx context.Context, e *env, in *spec.Instance, a paretoArgs) int {
 	for _, path := range []string{a.mappingOut, a.plotPath} {
 		if err := checkWritable(path); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
@@ -42,12 +44,12 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 		}
 	}
 	in.Power = a.power // the power used, in the specification --mapping-out writes
-	opt := models.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate, EnergyBudget: a.energyBudget}
+	opt := optimize.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate, EnergyBudget: a.energyBudget}
 	if a.plotFormat != "" {
 		opt.CloudSample = paretoCloudSample
 	}
 	if e.stderrTerminal {
-		opt.Progress = func(p models.ParetoProgress) {
+		opt.Progress = func(p optimize.ParetoProgress) {
 			done := fmt.Sprintf("%d", p.Done)
 			if p.Total > 0 {
 				done += fmt.Sprintf("/%d", p.Total)
@@ -59,7 +61,7 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 			fmt.Fprintf(e.stderr, "\r\033[Koptimize --pareto: %s, %.0f s: %s mappings%s", p.Phase, p.Elapsed.Seconds(), done, front)
 		}
 	}
-	res, err := models.ParetoFront(ctx, in, opt)
+	res, err := optimize.ParetoFront(ctx, in, opt)
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -72,7 +74,7 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 		return exitInvalid
 	}
 	if a.mappingOut != "" {
-		var ms []models.Mapping
+		var ms []spec.Mapping
 		for _, p := range res.Front {
 			ms = append(ms, in.MappingOf(fmt.Sprintf("front-%d", p.Rank), p.Allocation))
 		}
@@ -82,7 +84,7 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 		}
 	}
 	if a.plotFormat != "" && len(res.Front) > 0 {
-		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return models.WriteParetoPlot(w, a.plotFormat, in, res) }); err != nil {
+		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return plot.WriteParetoPlot(w, a.plotFormat, in, res) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 			return exitInvalid
 		}
@@ -91,7 +93,7 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 		fmt.Fprintf(e.stderr, "pepa optimize: %v\n", err)
 		return exitInvalid
 	}
-	if res.Stopped == models.ParetoInterrupted {
+	if res.Stopped == optimize.ParetoInterrupted {
 		fmt.Fprintln(e.stderr, "pepa optimize: interrupted: the front of the mappings evaluated so far is written")
 		return exitInterrupted
 	}
@@ -99,8 +101,8 @@ func runPareto(ctx context.Context, e *env, in *models.Instance, a paretoArgs) i
 }
 
 // writePareto prints a front as text, JSON or CSV.
-func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, format string) error {
-	heuristic := func(p models.ParetoPoint) any {
+func writePareto(w io.Writer, in *spec.Instance, res *optimize.ParetoResult, format string) error {
+	heuristic := func(p optimize.ParetoPoint) any {
 		if len(p.Heuristics) == 0 {
 			return nil
 		}
@@ -164,7 +166,7 @@ func writePareto(w io.Writer, in *models.Instance, res *models.ParetoResult, for
 	return paretoText(w, in, res)
 }
 
-func appNames(in *models.Instance, apps []int) string {
+func appNames(in *spec.Instance, apps []int) string {
 	names := make([]string, len(apps))
 	for i, a := range apps {
 		names[i] = in.Apps[a]
@@ -173,7 +175,7 @@ func appNames(in *models.Instance, apps []int) string {
 }
 
 // allocationText is an allocation on one line: "M1: A1 A4 | M2: A2 | M3: -".
-func allocationText(in *models.Instance, alloc [][]int) string {
+func allocationText(in *spec.Instance, alloc [][]int) string {
 	parts := make([]string, len(alloc))
 	for j, apps := range alloc {
 		s := appNames(in, apps)
@@ -187,14 +189,14 @@ func allocationText(in *models.Instance, alloc [][]int) string {
 
 // paretoText prints the front as a table, with the energy each mapping
 // costs over the front's least, then the heuristics and where they stand.
-func paretoText(w io.Writer, in *models.Instance, res *models.ParetoResult) error {
+func paretoText(w io.Writer, in *spec.Instance, res *optimize.ParetoResult) error {
 	var pw []string
 	for j, m := range in.Machines {
 		pw = append(pw, fmt.Sprintf("%s %g/%g", m, res.Power.Busy[j], res.Power.Idle[j]))
 	}
 	fmt.Fprintf(w, "goal: beta = %g; power busy/idle (W): %s\n", res.Beta, strings.Join(pw, ", "))
 	switch res.How {
-	case models.ParetoEnumerated:
+	case optimize.ParetoEnumerated:
 		// No time here: the same specification gives the same bytes.
 		fmt.Fprintf(w, "front: %d of %d mappings, every one solved (each machine computing its applications in specification order)\n",
 			len(res.Front), res.Mappings)
@@ -203,7 +205,7 @@ func paretoText(w io.Writer, in *models.Instance, res *models.ParetoResult) erro
 			"greedy mapping and a Pareto local search from the front's mappings, %.1f s; mappings not evaluated may beat them\n",
 			len(res.Front), res.Mappings, res.Total, res.Elapsed.Seconds())
 	}
-	if res.Stopped == models.ParetoInterrupted {
+	if res.Stopped == optimize.ParetoInterrupted {
 		fmt.Fprintln(w, "interrupted: the front of the mappings evaluated so far")
 	}
 	fmt.Fprintln(w, "no mapping evaluated is as robust with less expected energy, or more robust with as little")

@@ -7,8 +7,18 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"pepa/cmd/pepa/internal/render"
 	"pepa/models"
-	"pepa/passage"
+	"pepa/models/plot"
+)
+
+// The JSON of a robustness result is package render's, which pepa serve
+// prints too.
+var (
+	jsonFloat    = render.Float
+	intervalJSON = render.Interval
+	energyJSON   = render.Energy
+	resultJSON   = render.Result
 )
 
 func (a *robustnessCmd) render(e *env, result any) int {
@@ -42,7 +52,7 @@ func (a *robustnessCmd) render(e *env, result any) int {
 	}
 	if a.plotFormat != "" {
 		// In the order given for one model, best first for several.
-		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return models.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
+		if err := writeOutput(e, a.plotPath, func(w io.Writer) error { return plot.WritePlot(w, a.plotFormat, rep.Ranking) }); err != nil {
 			fmt.Fprintf(e.stderr, "pepa robustness: %v\n", err)
 			return exitInvalid
 		}
@@ -118,14 +128,6 @@ func robustnessCSV(w io.Writer, rep *models.Report, summary bool) error {
 	return nil
 }
 
-// jsonFloat maps NaN and infinities to null.
-func jsonFloat(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
-}
-
 func csvFloat(x float64) string {
 	switch {
 	case math.IsNaN(x):
@@ -134,80 +136,6 @@ func csvFloat(x float64) string {
 		return "inf"
 	}
 	return fmtFloat(x)
-}
-
-func resultJSON(r *models.Ranked, ranking bool) map[string]any {
-	var ms []map[string]any
-	for _, m := range r.Machines {
-		mj := map[string]any{
-			"name": m.Name, "applications": m.Applications,
-			"first_actions": m.FirstActions, "last_actions": m.LastActions,
-			"p_by_beta": jsonFloat(m.PByBeta), "mean": jsonFloat(m.Mean), "q99": jsonFloat(m.Quantile),
-		}
-		if m.Note != "" {
-			mj["note"] = m.Note
-		}
-		if iv := intervalJSON(m.PByBetaLo, m.PByBetaHi); iv != nil {
-			mj["p_by_beta_ci"] = iv
-			mj["mean_ci"] = intervalJSON(m.MeanLo, m.MeanHi)
-			mj["q99_ci"] = intervalJSON(m.QuantileLo, m.QuantileHi)
-		}
-		if !math.IsNaN(m.Availability) {
-			mj["availability"] = m.Availability
-			mj["slowdown"] = m.Slowdown
-		}
-		if sv := m.Sensitivity; sv != nil {
-			var rates []map[string]any
-			for _, rs := range sv.Rates {
-				rates = append(rates, map[string]any{"rate": rs.Rate, "value": rs.Value, "derivative": rs.Derivative,
-					"elasticity": rs.Elasticity, "application": rs.Application})
-			}
-			mj["sensitivity"] = map[string]any{"radius": jsonFloat(sv.Radius), "level": sv.Level, "rates": rates}
-		}
-		ms = append(ms, mj)
-	}
-	out := map[string]any{
-		"model": r.Model, "beta": r.Beta, "semantics": string(r.Semantics), "states": r.States,
-		"product_states": jsonFloat(r.ProductStates),
-		"solved":         r.Solved, "solved_why": r.Why, "machines": ms,
-		"robustness": jsonFloat(r.Robustness), "p_all_by_beta": jsonFloat(r.PAllByBeta),
-		"expected_makespan": jsonFloat(r.ExpectedMakespan), "expected_makespan_error": jsonFloat(r.MakespanError),
-		"independent": r.Independent, "joint": r.Joint,
-	}
-	if len(r.Warnings) > 0 {
-		out["warnings"] = r.Warnings
-	}
-	if r.Energy != nil {
-		out["energy"] = energyJSON(r.Energy)
-	}
-	if r.Epsilon > 0 {
-		out["epsilon"] = r.Epsilon
-	}
-	if iv := intervalJSON(r.PAllLo, r.PAllHi); iv != nil && r.Confidence > 0 {
-		out["p_all_by_beta_ci"] = iv
-		out["expected_makespan_ci"] = intervalJSON(r.MakespanLo, r.MakespanHi)
-		out["confidence"] = r.Confidence
-	}
-	if len(r.Groups) > 0 {
-		var gs []map[string]any
-		for _, g := range r.Groups {
-			gj := map[string]any{"machines": g.Machines, "components": g.Components, "states": g.States,
-				"solved": g.Solved, "why": g.Why, "p_all_by_beta": jsonFloat(g.PAllByBeta), "expected_finish": jsonFloat(g.Mean)}
-			if iv := intervalJSON(g.PAllLo, g.PAllHi); iv != nil {
-				gj["p_all_by_beta_ci"] = iv
-			}
-			if g.Transient == passage.EngineLaplace {
-				gj["transient"] = map[string]any{"engine": g.Transient, "why": g.TransientWhy}
-			}
-			gs = append(gs, gj)
-		}
-		out["groups"] = gs
-	}
-	if ranking {
-		out["rank"] = r.Rank
-		out["group"] = r.Group
-	}
-	return out
 }
 
 func textResult(w io.Writer, r *models.Ranked) error {
@@ -302,13 +230,11 @@ func textResult(w io.Writer, r *models.Ranked) error {
 }
 
 // textSensitivity prints the sensitivities, the bottleneck machine and the
-// application whose slowdown costs the most.
+// application whose slowdown costs the most (models.SensitivitySummary).
 func textSensitivity(w io.Writer, r *models.Ranked) error {
-	var bottleneck *models.MachineResult
-	var worst models.RateSensitivity
-	var worstMachine string
-	apps := map[string]float64{} // application -> elasticity summed over its rates
-	appMachine := map[string]string{}
+	if r.Sensitive == nil {
+		return nil
+	}
 	any := false
 	for i := range r.Machines {
 		m := &r.Machines[i]
@@ -321,36 +247,18 @@ func textSensitivity(w io.Writer, r *models.Ranked) error {
 			fmt.Fprintf(w, "the machine's rates at which P(F <= %g) falls to %g\n\n", r.Beta, sv.Level)
 			any = true
 		}
-		if bottleneck == nil || sv.Radius < bottleneck.Sensitivity.Radius {
-			bottleneck = m
-		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\tradius %.4f\trate\tvalue\tdP/drate\telasticity\tapplication\t\n", m.Name, sv.Radius)
 		for _, rs := range sv.Rates {
 			fmt.Fprintf(tw, "\t\t%s\t%.6g\t%.6g\t%.6g\t%s\t\n", rs.Rate, rs.Value, rs.Derivative, rs.Elasticity, rs.Application)
-			if rs.Application != "" {
-				apps[rs.Application] += rs.Elasticity
-				appMachine[rs.Application] = m.Name
-			}
-			if worstMachine == "" || rs.Elasticity > worst.Elasticity {
-				worst, worstMachine = rs, m.Name
-			}
 		}
 		tw.Flush()
 	}
-	if !any {
-		return nil
-	}
+	bottleneck := &r.Machines[r.Sensitive.Bottleneck]
 	fmt.Fprintf(w, "\nbottleneck machine: %s (radius %.4f, P(F <= %g) = %.6f)\n", bottleneck.Name, bottleneck.Sensitivity.Radius, r.Beta, bottleneck.PByBeta)
-	costliest, cost := "", math.Inf(-1)
-	for a, el := range apps {
-		if el > cost || (el == cost && a < costliest) {
-			costliest, cost = a, el
-		}
-	}
-	if costliest != "" {
+	if c := r.Sensitive; c.Costliest != "" {
 		fmt.Fprintf(w, "costliest application: %s on %s: slowing its rates by 1%% lowers P(F_%s <= %g) by %.3g\n",
-			costliest, appMachine[costliest], appMachine[costliest], r.Beta, cost/100)
+			c.Costliest, c.Machine, c.Machine, r.Beta, c.Cost/100)
 	}
 	return nil
 }
@@ -450,14 +358,6 @@ func groupText(g models.GroupResult, beta float64) string {
 		line += fmt.Sprintf(" in [%.6f, %.6f]", g.PAllLo, g.PAllHi)
 	}
 	return line + fmt.Sprintf(", E[all finished] %s", textFloat(g.Mean, "%.6f"))
-}
-
-// intervalJSON is [lo, hi], or nil for an exact figure.
-func intervalJSON(lo, hi float64) any {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return nil
-	}
-	return []any{jsonFloat(lo), jsonFloat(hi)}
 }
 
 // limitNames keeps the first n names and says how many more there are.

@@ -101,9 +101,8 @@ func parseRobustness(ctx context.Context, e *env, args []string) (*robustnessCmd
 	if c.failed() {
 		return nil, ctx, c.code
 	}
-	a.req = models.Request{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: names, Epsilon: *eps, Cycling: *cycling,
-		Flat: *flat, Sensitivity: *sensitivity, Level: *level, Tie: *tie, Transient: *transient,
-		Compile: ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates}}
+	a.req = models.Request{Question: models.Question{Beta: *beta, Semantics: passage.Semantics(*sem), Machines: names, Epsilon: *eps, Cycling: *cycling, Transient: *transient},
+		Flat: *flat, Sensitivity: *sensitivity, Level: *level, Tie: *tie, Compile: ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates}}
 	if *simulateBig {
 		so := sf.options(false)
 		a.req.Simulate = &so

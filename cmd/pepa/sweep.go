@@ -16,6 +16,7 @@ import (
 	"pepa/ctmc/sweep"
 	"pepa/internal/membudget"
 	"pepa/models"
+	"pepa/models/plot"
 )
 
 // varyFlags collects repeated --vary flags.
@@ -390,15 +391,15 @@ func plotSweep(w io.Writer, plotPath string, res *sweep.Result, cols []string, t
 	params := res.Params
 	plotFormat := strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
 	if len(params) == 1 {
-		var series []sweep.Series
+		var series []plot.SweepSeries
 		for _, j := range limitInts(headline, 12) {
 			y := make([]float64, len(table))
 			for p := range table {
 				y[p] = table[p][j]
 			}
-			series = append(series, sweep.Series{Name: plotLabel(cols[j]), Y: y})
+			series = append(series, plot.SweepSeries{Name: plotLabel(cols[j]), Y: y})
 		}
-		return sweep.PlotLines(w, plotFormat, params[0].Name, params[0].Values, series, res.Crossings)
+		return plot.SweepLines(w, plotFormat, params[0].Name, params[0].Values, series, res.Crossings)
 	}
 	nx, ny := len(params[0].Values), len(params[1].Values)
 	var hn []string
@@ -414,7 +415,7 @@ func plotSweep(w io.Writer, plotPath string, res *sweep.Result, cols []string, t
 		hn = append(hn, plotLabel(cols[j]))
 		z = append(z, g)
 	}
-	return sweep.PlotHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
+	return plot.SweepHeat(w, plotFormat, params[0].Name, params[1].Name, params[0].Values, params[1].Values, hn, z)
 }
 
 func overtaker(c sweep.Crossing) string {

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"pepa/internal/option"
 )
 
 // Version is the shard file format written; Read refuses others.
@@ -29,7 +31,7 @@ func Parse(s string) (Index, error) {
 	ki, err1 := strconv.Atoi(strings.TrimSpace(k))
 	ni, err2 := strconv.Atoi(strings.TrimSpace(n))
 	if !ok || err1 != nil || err2 != nil || ni < 1 || ni > MaxShards || ki < 1 || ki > ni {
-		return Index{}, fmt.Errorf("--shard wants K/N with 1 <= K <= N (e.g. 2/4, or $SLURM_ARRAY_TASK_ID/4 with --array=1-4), got %q", s)
+		return Index{}, option.Errorf("{Shard} wants K/N with 1 <= K <= N (e.g. 2/4, or $SLURM_ARRAY_TASK_ID/4 with --array=1-4), got %q", s)
 	}
 	return Index{ki, ni}, nil
 }

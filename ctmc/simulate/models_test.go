@@ -115,7 +115,7 @@ func TestRobustnessCoverage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt := models.Options{Beta: beta, Pragmas: pragmas, Cycling: m.cycling}
+		opt := models.Options{Question: models.Question{Beta: beta, Cycling: m.cycling}, Pragmas: pragmas}
 		var exact *models.Result
 		if m.cycling {
 			exact, err = models.Analyze(context.Background(), c, opt)
@@ -184,7 +184,7 @@ func TestStopRuleDiscriminates(t *testing.T) {
 	s := testchain.Structure(t, src)
 	exact := map[bool]*models.Result{}
 	for _, cycling := range []bool{false, true} {
-		r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Beta: 20, Cycling: cycling})
+		r, err := models.AnalyzeGroups(context.Background(), s, models.Options{Question: models.Question{Beta: 20, Cycling: cycling}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"slices"
 
 	"pepa/ctmc"
 )
@@ -166,7 +165,6 @@ func (a *passageAcc) result(st Stats) *PassageResult {
 	if res.Never+res.Censored == 0 {
 		res.Mean = a.mean.interval(a.confidence)
 	}
-	slices.Sort(a.samples)
 	for _, p := range a.quantiles {
 		res.Quantiles = append(res.Quantiles, QuantilePoint{P: p, T: quantileInterval(a.samples, p, a.confidence)})
 	}

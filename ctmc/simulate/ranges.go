@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pepa/ctmc"
+	"pepa/internal/option"
 )
 
 // Runs split into ranges. Replication (or stream) i depends only on the
@@ -74,12 +75,17 @@ type StreamRecord struct {
 }
 
 // errRangeRules is the refusal of a whole run's stopping rules in a range.
-var errRangeRules = errors.New("a range of replications runs a fixed number of them: --precision and --budget look at the whole run and cannot be split")
+var errRangeRules = errors.New("a range of replications runs a fixed number of them")
+
+// rangeRules is errRangeRules said in full.
+func rangeRules() error {
+	return option.Errorf("%w: {Precision} and {Budget} look at the whole run and cannot be split", errRangeRules)
+}
 
 // rangeOptions checks a range and sets opt to run exactly its count.
 func rangeOptions(opt *Options, first, count int) error {
 	if opt.Precision != 0 || opt.Budget != 0 {
-		return errRangeRules
+		return rangeRules()
 	}
 	if first < 0 || count < 0 {
 		return fmt.Errorf("replications from %d, %d of them: expected numbers from 0 up", first, count)
@@ -213,7 +219,7 @@ func CombinePassage(records []*PassageRecord) (*PassageResult, error) {
 // spec.MaxBatches batches.
 func SteadyRange(ctx context.Context, s *ctmc.Structure, spec SteadySpec, opt Options, first, count int) (*SteadyRecord, error) {
 	if opt.Precision != 0 || opt.Budget != 0 {
-		return nil, errRangeRules
+		return nil, rangeRules()
 	}
 	r, err := newSteadyRunner(ctx, s, &spec, &opt)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
+	"sync"
 
 	"pepa/ctmc"
 )
@@ -258,13 +258,23 @@ func (a *robustnessAcc) result(st Stats) *RobustnessResult {
 	res := a.res
 	res.Stats = st
 	nan := Interval{math.NaN(), math.NaN(), math.NaN()}
+	// The quantiles select over every run's sample (millions under a
+	// budget): one machine a goroutine.
+	quantiles := make([]Interval, len(a.spec.Machines))
+	var wg sync.WaitGroup
+	for j := range a.spec.Machines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			quantiles[j] = quantileInterval(a.samples[j], a.spec.Quantile, a.confidence)
+		}()
+	}
+	wg.Wait()
 	for j, m := range a.spec.Machines {
-		me := MachineEstimate{Name: m.Name, PByBeta: ClopperPearson(a.byBeta[j], a.n, a.confidence), Mean: nan}
+		me := MachineEstimate{Name: m.Name, PByBeta: ClopperPearson(a.byBeta[j], a.n, a.confidence), Mean: nan, Quantile: quantiles[j]}
 		if a.means[j].n == a.n {
 			me.Mean = a.means[j].interval(a.confidence)
 		}
-		slices.Sort(a.samples[j])
-		me.Quantile = quantileInterval(a.samples[j], a.spec.Quantile, a.confidence)
 		res.Machines = append(res.Machines, me)
 	}
 	res.Robustness = a.robust()

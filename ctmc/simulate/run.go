@@ -103,45 +103,43 @@ func replicate[W, R any](ctx context.Context, opt *Options, first int, newWorker
 	results := make([]R, blockSize)
 	var st Stats
 	st.Workers = opt.Workers
+	// Under a budget a block runs in parts, each small enough (a fiftieth
+	// of the budget, measured as it goes) that the budget is checked often
+	// however long a replication takes; the other rules still look only at
+	// whole blocks, so a run that precision or replications stop is the
+	// same with or without a budget.
+	part := blockSize
+	if opt.Budget > 0 {
+		part = max(1, min(blockSize, opt.Workers))
+	}
 	for n := 0; ; {
 		size := blockSize
 		if opt.Replications > 0 {
 			size = min(size, opt.Replications-n)
 		}
-		var next atomic.Int64
-		var firstErr error
-		var errOnce sync.Once
-		var wg sync.WaitGroup
-		for _, p := range paths {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					k := int(next.Add(1) - 1)
-					if k >= size || ctx.Err() != nil {
-						return
-					}
-					r, err := one(p, first+n+k)
-					if err != nil {
-						errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", first+n+k, err) })
-						next.Store(int64(size))
-						return
-					}
-					results[k] = r
+		done := 0
+		for done < size {
+			m := min(part, size-done)
+			t0 := time.Now()
+			if err := runPart(ctx, paths, n+done, m, first, one, results[done:done+m]); err != nil {
+				return st, err
+			}
+			done += m
+			if opt.Budget > 0 {
+				if took := time.Since(t0); took < opt.Budget/100 && part < blockSize {
+					part = min(blockSize, 2*part)
+				} else if took > opt.Budget/50 && part > 1 {
+					part = max(1, part/2)
 				}
-			}()
+				if time.Since(start) >= opt.Budget {
+					break
+				}
+			}
 		}
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
-			return st, err
-		}
-		if firstErr != nil {
-			return st, firstErr
-		}
-		for k := 0; k < size; k++ {
+		for k := 0; k < done; k++ {
 			add(results[k])
 		}
-		n += size
+		n += done
 		st.Replications = n
 		st.Events = 0
 		for _, p := range paths {
@@ -153,7 +151,7 @@ func replicate[W, R any](ctx context.Context, opt *Options, first int, newWorker
 			opt.Progress(Progress{Replications: n, Events: st.Events, Elapsed: st.Elapsed, HalfWidth: hw})
 		}
 		switch {
-		case opt.Precision > 0 && hw <= opt.Precision:
+		case done == size && opt.Precision > 0 && hw <= opt.Precision:
 			st.Stopped = "precision"
 		case opt.Replications > 0 && n >= opt.Replications:
 			st.Stopped = "replications"
@@ -165,4 +163,37 @@ func replicate[W, R any](ctx context.Context, opt *Options, first int, newWorker
 			return st, nil
 		}
 	}
+}
+
+// runPart runs replications first+n, ..., first+n+m-1 on all workers into
+// results (index order), and the first error.
+func runPart[W, R any](ctx context.Context, paths []W, n, m, first int, one func(w W, i int) (R, error), results []R) error {
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= m || ctx.Err() != nil {
+					return
+				}
+				r, err := one(p, first+n+k)
+				if err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("replication %d: %w", first+n+k, err) })
+					next.Store(int64(m))
+					return
+				}
+				results[k] = r
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return firstErr
 }

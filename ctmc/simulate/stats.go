@@ -2,6 +2,8 @@ package simulate
 
 import (
 	"math"
+	"math/bits"
+	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -99,28 +101,83 @@ func (m *moments) interval(confidence float64) Interval {
 
 // quantileInterval is a sample quantile with the distribution-free
 // interval between two order statistics (normal approximation to the
-// binomial count of samples below the quantile). sorted must be sorted;
-// +Inf entries (never finished) are allowed.
-func quantileInterval(sorted []float64, p, confidence float64) Interval {
-	n := len(sorted)
+// binomial count of samples below the quantile). +Inf entries (never
+// finished) are allowed. samples is reordered in place: only the three
+// order statistics are selected (linear time), since sorting millions of
+// a budgeted run's samples took longer than a budget's margin.
+func quantileInterval(samples []float64, p, confidence float64) Interval {
+	n := len(samples)
 	if n == 0 {
 		return Interval{math.NaN(), math.NaN(), math.NaN()}
 	}
 	z := distuv.UnitNormal.Quantile(1 - (1-confidence)/2)
-	at := func(i int) float64 {
-		switch {
-		case i < 0:
-			return 0
-		case i >= n:
-			return math.Inf(1)
-		}
-		return sorted[i]
-	}
 	np := float64(n) * p
 	h := z * math.Sqrt(np*(1-p))
-	return Interval{
-		Value: at(int(math.Ceil(np)) - 1),
-		Lo:    at(int(math.Floor(np-h)) - 1),
-		Hi:    at(int(math.Ceil(np + h))),
+	ks := [3]int{int(math.Floor(np-h)) - 1, int(math.Ceil(np)) - 1, int(math.Ceil(np + h))}
+	var v [3]float64
+	lo := 0 // samples[:lo] are at most every order statistic still to select
+	for i, k := range ks {
+		switch {
+		case k < 0:
+			v[i] = 0
+		case k >= n:
+			v[i] = math.Inf(1)
+		default:
+			if k >= lo {
+				selectKth(samples[lo:], k-lo)
+				lo = k
+			}
+			v[i] = samples[k]
+		}
 	}
+	return Interval{Value: v[1], Lo: v[0], Hi: v[2]}
+}
+
+// selectKth reorders x so that x[k] is its k-th smallest element (from 0),
+// with x[:k] <= x[k] <= x[k+1:]: Hoare's selection with a median-of-three
+// pivot, finished by a sort when the ranges stop shrinking (so the worst
+// case is O(n log n), the usual O(n)). NaN is not allowed.
+func selectKth(x []float64, k int) {
+	lo, hi := 0, len(x)-1
+	for depth := 2 * bits.Len(uint(len(x))); hi-lo > 16; depth-- {
+		if depth == 0 {
+			slices.Sort(x[lo : hi+1])
+			return
+		}
+		mid := lo + (hi-lo)/2
+		if x[mid] < x[lo] {
+			x[mid], x[lo] = x[lo], x[mid]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[mid] {
+			x[hi], x[mid] = x[mid], x[hi]
+		}
+		pivot := x[mid]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < pivot {
+				i++
+			}
+			for x[j] > pivot {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		// x[lo:j+1] <= pivot <= x[i:hi+1], and x[j+1:i] == pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+	slices.Sort(x[lo : hi+1])
 }

@@ -5,8 +5,8 @@
 // output into named columns, locating where one series overtakes another
 // (bisection on the exact solver), deriving each model's chain once for
 // every point (ChainCache), splitting the grid into shards and merging
-// their results (Result, Merge), and plotting the result (lines for one
-// parameter, a heat map for two).
+// their results (Result, Merge). Its figures (lines for one parameter, a
+// heat map for two) are drawn by package models/plot.
 //
 // Invariants: a point's model is the source with the varied definitions'
 // right-hand sides replaced by the values, and nothing else changed, so

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"pepa/internal/option"
 	"pepa/lang"
 )
 
@@ -29,20 +30,20 @@ func ParseVary(spec string) (Param, error) {
 	name, rng, ok := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.TrimSpace(rng) == "" {
-		return Param{}, fmt.Errorf("--vary wants NAME=START:STOP:STEP or NAME=V1,V2,..., got %q", spec)
+		return Param{}, option.Errorf("{Vary} wants NAME=START:STOP:STEP or NAME=V1,V2,..., got %q", spec)
 	}
 	p := Param{Name: name}
 	num := func(s string) (float64, error) {
 		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("--vary %s: %q is not a number", name, strings.TrimSpace(s))
+			return 0, option.Errorf("{Vary} %s: %q is not a number", name, strings.TrimSpace(s))
 		}
 		return x, nil
 	}
 	if strings.Contains(rng, ":") {
 		parts := strings.Split(rng, ":")
 		if len(parts) != 3 {
-			return Param{}, fmt.Errorf("--vary %s: want START:STOP:STEP, got %q", name, rng)
+			return Param{}, option.Errorf("{Vary} %s: want START:STOP:STEP, got %q", name, rng)
 		}
 		var v [3]float64
 		for i, s := range parts {
@@ -54,11 +55,11 @@ func ParseVary(spec string) (Param, error) {
 		}
 		start, stop, step := v[0], v[1], v[2]
 		if !(step > 0) || stop < start {
-			return Param{}, fmt.Errorf("--vary %s: want START <= STOP and STEP > 0, got %q", name, rng)
+			return Param{}, option.Errorf("{Vary} %s: want START <= STOP and STEP > 0, got %q", name, rng)
 		}
 		n := int(math.Floor((stop-start)/step+1e-9)) + 1
 		if n > MaxPoints {
-			return Param{}, fmt.Errorf("--vary %s: %d values, more than %d", name, n, MaxPoints)
+			return Param{}, option.Errorf("{Vary} %s: %d values, more than %d", name, n, MaxPoints)
 		}
 		for i := 0; i < n; i++ {
 			// start + i*step, rounded to the step's decimals when it has
@@ -83,7 +84,7 @@ func ParseVary(spec string) (Param, error) {
 func positive(p Param) error {
 	for _, v := range p.Values {
 		if !(v > 0) {
-			return fmt.Errorf("--vary %s: the value %s is not positive: a rate constant must be", p.Name, FormatValue(v))
+			return option.Errorf("{Vary} %s: the value %s is not positive: a rate constant must be", p.Name, FormatValue(v))
 		}
 	}
 	return nil

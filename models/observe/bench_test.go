@@ -18,7 +18,7 @@ func benchTracker(b *testing.B, src string) (*Tracker, *lang.Model) {
 	if diags.HasErrors() {
 		b.Fatal(diags.Err())
 	}
-	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{NoQuantile: true})
+	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{Question: models.Question{NoQuantile: true}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,8 +23,15 @@
 // and transfers on a resource); a machine's private actions (Erlang
 // phases, an owner written into it) are hidden, like everything else.
 //
+// A Snapshot is the Tracker frozen at the record taken so far (the chains
+// shared, the filtered state a few pointers a group): a server computes
+// figures on one while the Tracker takes the next completions.
+//
 // Invariants: a record is in time order, at times >= 0, and up to now; a
 // completion the model cannot produce from any state consistent with the
 // record before it (probability 0) is an error naming it (its line in a
-// file), and the Tracker is left as it was.
+// file), and the Tracker is left as it was. The work is bounded: the
+// filter runs at most passage.MaxHiddenSteps uniformization steps past a
+// group's last completion (a later time or now is a RangeError naming the
+// latest one taken), and every computation stops when its context ends.
 package observe

@@ -14,6 +14,7 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
+	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/models"
 	"pepa/passage"
@@ -87,10 +88,12 @@ func ReadRecord(name string, r io.Reader) ([]Event, error) {
 	return out, nil
 }
 
-// group is one group's filtered state.
+// group is one group's filtered state. Add replaces alpha and t, never
+// writes into them, so that a Snapshot may share them.
 type group struct {
-	gc       models.GroupChain
+	gc       *models.GroupChain
 	observed []bool    // by action id of gc.Chain's structure
+	span     float64   // the longest time the filter runs on at once (passage.HiddenSpan)
 	alpha    []float64 // filtered distribution at time t, summing to 1
 	t        float64
 }
@@ -101,17 +104,32 @@ type machineRef struct {
 }
 
 // Tracker follows one model's record (semantics.md section 6); safe for
-// concurrent use.
+// concurrent use. Add takes its lock for the filtering of one completion;
+// Figures only to read the record's state, then computes without it, so
+// that figures for several goals of one record run at once.
 type Tracker struct {
 	mu       sync.Mutex
 	s        *ctmc.Structure
 	opt      models.Options
-	groups   []*group
+	groups   []group
 	machines map[string]machineRef
 	finished map[string]float64 // machines whose cycle the record completed, when
 	last     float64            // the latest event's time
 	events   int
 	epsilon  float64
+}
+
+// RangeError is a time past what the filter can run to: the record's
+// latest completion is too long before it for the chain's rates
+// (passage.MaxHiddenSteps uniformization steps at most).
+type RangeError struct {
+	What       string  // "now" or "time"
+	Value, Max float64 // the time asked, the latest one taken
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("%s %g is out of range: at most %g for this model and record (the filter runs on at most %d uniformization steps of the model's fastest rate past a group's last completion)",
+		e.What, e.Value, e.Max, passage.MaxHiddenSteps)
 }
 
 // NewTracker compiles model m (with its pragmas) and derives its groups'
@@ -145,8 +163,11 @@ func NewTracker(ctx context.Context, m *lang.Model, copt ctmc.Options, opt model
 	if err != nil {
 		return nil, err
 	}
-	for gi, gc := range gcs {
-		g := &group{gc: gc, observed: make([]bool, len(gc.Chain.S.Actions))}
+	t.groups = make([]group, len(gcs))
+	for gi := range gcs {
+		gc := &gcs[gi]
+		g := &t.groups[gi]
+		*g = group{gc: gc, observed: make([]bool, len(gc.Chain.S.Actions))}
 		passive := map[int32]bool{}
 		for _, l := range gc.Chain.S.Leaves {
 			for st := 0; st < l.NumLocal; st++ {
@@ -167,13 +188,36 @@ func NewTracker(ctx context.Context, m *lang.Model, copt ctmc.Options, opt model
 				}
 			}
 		}
+		g.span = passage.HiddenSpan(gc.Chain, g.observed, opt.Transient)
 		if g.alpha, err = models.PartStart(gc.Chain, opt.Pragmas); err != nil {
 			return nil, err
 		}
-		t.groups = append(t.groups, g)
 	}
 	t.opt = opt
 	return t, nil
+}
+
+// Snapshot is a Tracker at the record taken so far, which later Adds to t
+// do not change (and Adds to it do not change t): the chains are shared,
+// the filtered state copied (a few pointers a group).
+func (t *Tracker) Snapshot() *Tracker {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := &Tracker{s: t.s, opt: t.opt, groups: append([]group(nil), t.groups...), machines: t.machines,
+		finished: make(map[string]float64, len(t.finished)), last: t.last, events: t.events, epsilon: t.epsilon}
+	for n, at := range t.finished {
+		c.finished[n] = at
+	}
+	return c
+}
+
+// FinishedAt is when the record completed machine's cycle (ok false while
+// it runs, or when there is no such machine).
+func (t *Tracker) FinishedAt(machine string) (at float64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok = t.finished[machine]
+	return at, ok
 }
 
 // Events is the number of events taken.
@@ -210,7 +254,7 @@ func (t *Tracker) Add(ctx context.Context, ev Event, file string) error {
 	if at, done := t.finished[ev.Machine]; done {
 		return fail("machine %s finished its cycle at %g: it completes nothing after", ev.Machine, at)
 	}
-	g := t.groups[ref.g]
+	g := &t.groups[ref.g]
 	mc := g.gc.Machines[ref.k]
 	c := g.gc.Chain
 	a := int32(-1)
@@ -222,7 +266,10 @@ func (t *Tracker) Add(ctx context.Context, ev Event, file string) error {
 	if a < 0 || !g.observed[a] || !performs(mc.Leaf, a) {
 		return fail("machine %s has no observable action %s (it performs %s)", ev.Machine, ev.Action, strings.Join(observableNames(c, g.observed, mc.Leaf), ", "))
 	}
-	alpha, err := passage.Hidden(ctx, c, g.alpha, g.observed, ev.Time-g.t, t.epsilon/4)
+	if ev.Time-g.t > g.span {
+		return fail("%v", &RangeError{What: "time", Value: ev.Time, Max: g.t + g.span})
+	}
+	alpha, _, err := passage.HiddenWith(ctx, c, g.alpha, g.observed, ev.Time-g.t, t.epsilon/4, t.opt.Transient)
 	if err != nil {
 		return err
 	}
@@ -331,19 +378,32 @@ func selfLoopOf(l *ctmc.Leaf, st int, a int32) bool {
 // (now at least the latest event's time), as models.AnalyzeGroups reports
 // them: finishing times, means and quantiles absolute; a machine whose
 // cycle the record completed is finished at its recorded time.
+//
+// The work stops when ctx ends (its error returned); a now too far past a
+// group's last completion for its chain's rates is a *RangeError.
 func (t *Tracker) Figures(ctx context.Context, beta, now float64) (*models.Result, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	// The record as of now; Add replaces what it changes, so the copy is
+	// read without the lock.
+	t = t.Snapshot()
 	if !(beta > 0) || math.IsInf(beta, 0) {
 		return nil, fmt.Errorf("the makespan goal beta must be a positive number of seconds, not %g", beta)
 	}
 	if !(now >= t.last) || math.IsInf(now, 0) {
 		return nil, fmt.Errorf("now (%g) is before the record's latest event (%g)", now, t.last)
 	}
+	for _, g := range t.groups {
+		if now-g.t > g.span {
+			maxNow := math.Inf(1)
+			for _, h := range t.groups {
+				maxNow = math.Min(maxNow, h.t+h.span)
+			}
+			return nil, &RangeError{What: "now", Value: now, Max: maxNow}
+		}
+	}
 	// Each group's filtered distribution at now.
 	at := map[string][]float64{}
 	for _, g := range t.groups {
-		alpha, err := passage.Hidden(ctx, g.gc.Chain, g.alpha, g.observed, now-g.t, t.epsilon/4)
+		alpha, _, err := passage.HiddenWith(ctx, g.gc.Chain, g.alpha, g.observed, now-g.t, t.epsilon/4, t.opt.Transient)
 		if err != nil {
 			return nil, err
 		}
@@ -498,11 +558,11 @@ func Robustness(ctx context.Context, in []models.Input, req models.Request, reco
 		return nil, errors.New("no model given")
 	}
 	if req.Semantics != "" && req.Semantics != passage.Initial || req.Cycling || req.Flat || req.Sensitivity || req.Energy != nil || req.Simulate != nil {
-		return nil, errors.New("figures from observed progress are computed by groups under initial semantics, finished machines stopped: not with --semantics plugin, --cycling, --flat, --sensitivity, --simulate or the energy figures")
+		return nil, option.Errorf("figures from observed progress are computed by groups under initial semantics, finished machines stopped: not with {Semantics} plugin, {Cycling}, {Flat}, {Sensitivity}, {Simulate} or the energy figures")
 	}
 	rep := &models.Report{Beta: req.Beta, Semantics: passage.Initial, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
 	for _, m := range in {
-		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile,
+		t, err := NewTracker(ctx, m.Model, req.Compile, models.Options{Question: models.Question{Machines: req.Machines, Epsilon: req.Epsilon, Quantile: req.Quantile, Transient: req.Transient, NoQuantile: req.NoQuantile},
 			MaxGroupStates: req.Compile.MaxStates})
 		if err != nil {
 			return nil, &models.InputError{Name: m.Name, Err: err}

@@ -2,13 +2,16 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 
 	"pepa/ctmc"
 	"pepa/lang"
 	"pepa/models"
+	"pepa/passage"
 )
 
 func tracker(t *testing.T, src string) *Tracker {
@@ -17,7 +20,7 @@ func tracker(t *testing.T, src string) *Tracker {
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
-	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+	tr, err := NewTracker(context.Background(), m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +138,100 @@ func TestRecordErrors(t *testing.T) {
 	if tr.Events() != 0 {
 		t.Errorf("a refused event was counted")
 	}
+}
+
+// TestSnapshotFinishedRange: a Snapshot keeps the record it was taken at
+// while the Tracker takes more (its figures those of the closed form for
+// nothing seen, the Tracker's those after c1), and the other way round;
+// FinishedAt is the recorded time of a completed cycle; a time or now too
+// far past the last completion for the chain's rates is refused with the
+// range taken, the Tracker unchanged; a cancelled context stops Figures;
+// Figures and Add run at once (go test -race).
+func TestSnapshotFinishedRange(t *testing.T) {
+	const r1, r2, p1, p2 = 0.5, 0.4, 0.2, 0.1
+	ctx := context.Background()
+	tr := tracker(t, twoBranches)
+	snap := tr.Snapshot()
+	if err := tr.Add(ctx, Event{Time: 1.5, Machine: "M", Action: "c1"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	mOf := func(tr *Tracker, beta, now float64) models.MachineResult {
+		t.Helper()
+		r, err := tr.Figures(ctx, beta, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mr := range r.Machines {
+			if mr.Name == "M" {
+				return mr
+			}
+		}
+		t.Fatalf("no machine M")
+		return models.MachineResult{}
+	}
+	q := r1 + p1
+	hypo := func(a, b, x float64) float64 { return 1 - (b*math.Exp(-a*x)-a*math.Exp(-b*x))/(b-a) }
+	if got, want := mOf(snap, 12, 2).PByBeta, r1/q*hypo(q, r2, 10)+p1/q*hypo(q, p2, 10); snap.Events() != 0 || math.Abs(got-want) > 1e-9 {
+		t.Errorf("snapshot before c1: %d events, P(F <= 12) %.12g, closed form %.12g", snap.Events(), got, want)
+	}
+	wi, wp := r1*math.Exp(-r2*0.5), p1*math.Exp(-p2*0.5)
+	wi, wp = wi/(wi+wp), wp/(wi+wp)
+	if got, want := mOf(tr, 12, 2).PByBeta, wi*(1-math.Exp(-r2*10))+wp*(1-math.Exp(-p2*10)); math.Abs(got-want) > 1e-9 {
+		t.Errorf("tracker after c1: P(F <= 12) %.12g, closed form %.12g", got, want)
+	}
+	// The snapshot takes its own record; the tracker does not see it.
+	if err := snap.Add(ctx, Event{Time: 1, Machine: "N", Action: "c3"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Events() != 1 || snap.Events() != 1 {
+		t.Errorf("events: tracker %d, snapshot %d", tr.Events(), snap.Events())
+	}
+	if _, ok := tr.FinishedAt("N"); ok {
+		t.Errorf("the snapshot's completion of N reached the tracker")
+	}
+	if at, ok := snap.FinishedAt("N"); !ok || at != 1 {
+		t.Errorf("N finished at %g %v, want 1", at, ok)
+	}
+	// Out of range: an event, and now.
+	err := tr.Add(ctx, Event{Time: 1e300, Machine: "M", Action: "c2"}, "")
+	var ee *EventError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "time 1e+300 is out of range: at most ") || tr.Events() != 1 {
+		t.Errorf("event at 1e300: %v (%d events)", err, tr.Events())
+	}
+	_, err = tr.Figures(ctx, 10, 1e300)
+	var re *RangeError
+	if !errors.As(err, &re) || re.What != "now" || !(re.Max > 1.5 && re.Max < 1e300) {
+		t.Errorf("now 1e300: %v", err)
+	}
+	// The latest now taken: the group whose span ends first. Both groups'
+	// filters run by Laplace-transform inversion (auto), whose span is
+	// passage.LaplaceSpan: N's (filtered at 0) before M's (at 1.5).
+	if want := math.Min(1.5+passage.LaplaceSpan, passage.LaplaceSpan); re != nil && math.Abs(re.Max-want) > 1e-9*want {
+		t.Errorf("now's range: at most %g, want %g", re.Max, want)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := tr.Figures(cancelled, 10, 5); !errors.Is(err, context.Canceled) {
+		t.Errorf("figures under a cancelled context: %v", err)
+	}
+	// Figures while events are taken.
+	tr = tracker(t, twoBranches)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < 5; k++ {
+				if _, err := tr.Figures(ctx, 20, 9); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for _, ev := range []Event{{Time: 1, Machine: "M", Action: "c1"}, {Time: 2, Machine: "N", Action: "c3"}, {Time: 8, Machine: "M", Action: "c2"}} {
+		if err := tr.Add(ctx, ev, ""); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Wait()
 }

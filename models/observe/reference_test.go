@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,6 +17,8 @@ import (
 	"pepa/internal/testing/reference"
 	"pepa/lang"
 	"pepa/models"
+	"pepa/passage"
+	"pepa/passage/laplace"
 )
 
 // This file is an independent oracle for the figures from observed
@@ -461,7 +464,7 @@ func compareFigures(t *testing.T, what string, got *models.Result, want refFigur
 func trackerFigures(t *testing.T, m *lang.Model, rec []Event, beta, now float64) *models.Result {
 	t.Helper()
 	ctx := context.Background()
-	tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+	tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,13 +507,29 @@ func TestReferenceFiltering(t *testing.T) {
 		for range 5 {
 			now := round3(rng.Float64() * 1.3 * o.makespn)
 			rec := o.simulate(t, rng, now)
-			tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Epsilon: 1e-13})
+			tr, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-13}})
 			if err != nil {
 				t.Fatalf("%v\n%s", err, rm.text)
 			}
 			for _, ev := range rec {
 				if err := tr.Add(ctx, ev, ""); err != nil {
 					t.Fatalf("event %v refused: %v\n%s", ev, err, rm.text)
+				}
+			}
+			// The Laplace engine's lane: the filtering (passage.Hidden)
+			// and every figure by Laplace-transform inversion, forced.
+			trl, err := NewTracker(ctx, m, ctmc.DefaultOptions, models.Options{Question: models.Question{Epsilon: 1e-12, Transient: passage.EngineLaplace}})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, rm.text)
+			}
+			for _, ev := range rec {
+				if err := trl.Add(ctx, ev, ""); err != nil {
+					if errors.Is(err, laplace.ErrNotApplicable) {
+						kinds["laplace not applicable"]++
+						trl = nil
+						break
+					}
+					t.Fatalf("laplace lane: event %v refused: %v\n%s", ev, err, rm.text)
 				}
 			}
 			kinds[fmt.Sprintf("events %d+", len(rec)/5*5)]++
@@ -534,6 +553,20 @@ func TestReferenceFiltering(t *testing.T) {
 				want := o.figures(t, rec, beta, now)
 				if !compareFigures(t, fmt.Sprintf("case %d", cases), got, want, o, rec, beta, now) {
 					failures++
+				}
+				if trl != nil {
+					gl, err := trl.Figures(ctx, beta, now)
+					switch {
+					case errors.Is(err, laplace.ErrNotApplicable):
+						kinds["laplace not applicable"]++
+					case err != nil:
+						t.Fatalf("laplace lane: figures: %v\n%s", err, rm.text)
+					default:
+						kinds["laplace lane"]++
+						if !compareFigures(t, fmt.Sprintf("case %d (laplace)", cases), gl, want, o, rec, beta, now) {
+							failures++
+						}
+					}
 				}
 			}
 			cases++

@@ -2,8 +2,10 @@ package laplace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"runtime"
 	"sync"
 )
@@ -31,8 +33,18 @@ type Engine struct {
 	workers int
 
 	c       contour // the windows' contour
+	epsilon float64
 	mu      sync.Mutex
-	checked float64 // the largest difference a second contour found
+	// checked is the largest accuracy of a window taken (the contour's
+	// prediction for one healthy at the first level, the refinement's
+	// estimate for one refined), talbot the largest difference a second
+	// contour found at the first level (set aside once a check refined:
+	// it was the one that was wrong), level the finest refinement taken.
+	checked float64
+	talbot  float64
+	level   int
+	refined bool
+
 	base    float64
 	windows map[int]*window
 	solves  int
@@ -40,18 +52,27 @@ type Engine struct {
 	err     error // the first failure of a solve (context, singular block)
 
 	means, limits, maxRest []float64
-	start                  []float64 // each set's mass at t = 0
-	tau                    []float64 // expected time in each state (realSolves)
-	trapped                []bool    // absorbing states and closed blocks holding mass
+	start                  []float64     // each set's mass at t = 0
+	tau                    []float64     // expected time in each state (realSolves)
+	blockEnds              map[int32]int // a block's last position -> its index (MaxRest)
+	trapped                []bool        // absorbing states and closed blocks holding mass
 }
 
-// window holds, per node k = 0..m, each set's transform times the node's
-// weight.
+// window holds, per level of the trapezoidal rule, the nodes it adds and
+// at each node each set's transform times z'(u) / (2 pi i): level 0 the
+// nodes u = j h, j = 0..m, level l >= 1 the nodes u = j h / 2^l for odd j
+// up to m 2^l (conjugate nodes give conjugate values: only u >= 0 is
+// solved). A window is never changed once made: a finer one replaces it.
 type window struct {
 	t0   float64
-	z    []complex128
-	vals [][]complex128 // [node][set]
+	m    int              // the nodes' range: u up to m h
+	z    [][]complex128   // [level][node]
+	vals [][][]complex128 // [level][node][set]
 }
+
+// maxLevel is the finest refinement Check tries: 2^maxLevel times the
+// nodes (Erlang-64 work needs about 2 to 3).
+const maxLevel = 4
 
 // New prepares an engine for the chain ordered in sys, started from alpha
 // (by chain state, summing to 1), for the sets given as masks over chain
@@ -65,7 +86,8 @@ func New(ctx context.Context, sys *System, alpha []float64, sets [][]bool, base,
 	if base < 0 || math.IsInf(base, 0) || math.IsNaN(base) {
 		return nil, fmt.Errorf("laplace: window base %g is not a positive time", base)
 	}
-	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx, c: contourFor(epsilon)}
+	e := &Engine{sys: sys, b: make([]float64, sys.n), windows: map[int]*window{}, base: base / 4, ctx: ctx,
+		c: contourFor(epsilon, sys.sector), epsilon: epsilon}
 	e.workers = runtime.GOMAXPROCS(0)
 	copy(e.b, alpha)
 	for _, mask := range sets {
@@ -109,23 +131,47 @@ func (e *Engine) Solves() int {
 	return e.solves
 }
 
-// Predicted is the contour's predicted error of every F value.
+// Predicted is the contour's predicted error of every F value (at the
+// trapezoidal rule's first level).
 func (e *Engine) Predicted() float64 { return e.c.predicted }
 
-// Accuracy is the estimated error of every F value: the contour's
-// predicted error, or the difference a second contour found (Check) if
-// that is larger.
+// Accuracy is the estimated error of every F value: the largest of the
+// windows' (the contour's prediction for a window healthy at the first
+// level, the refinement's estimate for one refined), and the difference
+// a second contour found (Check) unless a check had to refine; the
+// contour's prediction before any window is solved.
 func (e *Engine) Accuracy() float64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return math.Max(e.c.predicted, e.checked)
+	if len(e.windows) == 0 {
+		return e.c.predicted
+	}
+	return math.Max(e.checked, e.talbot)
+}
+
+// Sector is the widest angle (radians) of the chain's poles from the
+// negative real axis (System.Sector), ComplexBlocks how many blocks have
+// complex eigenvalues, and Nodes the contour's m (2m+1 nodes a window at
+// the first level).
+func (e *Engine) Sector() float64    { return e.sys.sector }
+func (e *Engine) ComplexBlocks() int { return e.sys.complexBlocks }
+func (e *Engine) Nodes() int         { return e.c.m }
+
+// PoleOrder is the system's longest run of one exit rate (System.PoleOrder).
+func (e *Engine) PoleOrder() int { return e.sys.poleOrder }
+
+// Level is the trapezoidal rule's refinement (h / 2^Level).
+func (e *Engine) Level() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.level
 }
 
 // Anchor is the time the windows are anchored at (a time of interest).
 func (e *Engine) Anchor() float64 { return 4 * e.base }
 
-// WindowSolves is the number of solves a window costs; CheckSolves those
-// of a Check.
+// WindowSolves is the number of solves a window costs (at the first
+// level); CheckSolves those of a Check that agrees.
 func (e *Engine) WindowSolves() int { return e.c.m + 1 }
 func (e *Engine) CheckSolves() int  { return checkNodes }
 
@@ -152,7 +198,7 @@ func (e *Engine) CDF(k int, t float64) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
-	v := w.value(k, t)
+	v := w.value(e.c, k, t, w.top())
 	// The inversion's error can take a value just outside what a
 	// probability can be: it is clamped to [start, limit].
 	return math.Min(math.Max(v, e.start[k]), e.limits[k]), nil
@@ -171,18 +217,18 @@ func (e *Engine) beyond(k int, t float64) (float64, bool) {
 		lo, hi = min(lo, i), max(hi, i)
 	}
 	wlo, whi := e.windows[lo], e.windows[hi]
-	acc := math.Max(e.c.predicted, e.checked)
+	acc := math.Max(e.checked, e.talbot)
 	e.mu.Unlock()
 	if wlo == nil {
 		return 0, false
 	}
 	if t < wlo.t0 {
-		if v := wlo.value(k, wlo.t0); v-e.start[k] <= acc {
+		if v := wlo.value(e.c, k, wlo.t0, wlo.top()); v-e.start[k] <= acc {
 			return e.start[k], true
 		}
 	}
 	if end := whi.t0 * windowRatio; t > end {
-		if v := whi.value(k, end); e.limits[k]-v <= acc {
+		if v := whi.value(e.c, k, end, whi.top()); e.limits[k]-v <= acc {
 			return e.limits[k], true
 		}
 	}
@@ -200,87 +246,271 @@ func (e *Engine) PDF(k int, t float64) (float64, error) {
 	if err != nil {
 		return math.NaN(), err
 	}
-	f := 0.0
-	for i, z := range w.z {
-		term := real(cexpScaled(z, t) * z * w.vals[i][k])
-		if i == 0 {
-			f += term
-		} else {
-			f += 2 * term
-		}
-	}
-	return f, nil
+	return w.sum(e.c, k, t, w.top(), true), nil
 }
 
-// value sums the window's nodes at t for set k.
-func (w *window) value(k int, t float64) float64 {
-	f := 0.0
-	for i, z := range w.z {
-		term := real(cexpScaled(z, t) * w.vals[i][k])
-		if i == 0 {
-			f += term
-		} else {
-			f += 2 * term
-		}
-	}
-	return f
+// top is the window's finest level.
+func (w *window) top() int { return len(w.z) - 1 }
+
+// value is the trapezoidal sum at level for set k at t.
+func (w *window) value(c contour, k int, t float64, level int) float64 {
+	return w.sum(c, k, t, level, false)
 }
 
-// window returns the window holding t, solving it if needed.
+// sum is the trapezoidal sum of the window's nodes up to level for set k
+// at t, of the transform (or of z times it: the density).
+func (w *window) sum(c contour, k int, t float64, level int, density bool) float64 {
+	f := 0.0
+	for l := 0; l <= level; l++ {
+		for i, z := range w.z[l] {
+			v := cexpScaled(z, t) * w.vals[l][i][k]
+			if density {
+				v *= z
+			}
+			if l == 0 && i == 0 {
+				f += real(v)
+			} else {
+				f += 2 * real(v)
+			}
+		}
+	}
+	return f * c.h / float64(int(1)<<level)
+}
+
+// coarse is the first level's sum on every other node (step 2h) for set
+// k at t.
+func (w *window) coarse(c contour, k int, t float64) float64 {
+	f := 0.0
+	for i := 0; i < len(w.z[0]); i += 2 {
+		v := real(cexpScaled(w.z[0][i], t) * w.vals[0][i][k])
+		if i == 0 {
+			f += v
+		} else {
+			f += 2 * v
+		}
+	}
+	return f * 2 * c.h
+}
+
+// estimate is the error estimate of the sum at level-1 for set k at t
+// from the sum at level: their difference (the rule converges
+// geometrically, so the finer sum is far closer), plus the last node's
+// term (the truncation of the sum, which both share) and the rounding of
+// the terms.
+func (w *window) estimate(c contour, k int, t float64, level int) float64 {
+	diff := math.Abs(w.value(c, k, t, level) - w.value(c, k, t, level-1))
+	last, round := w.tail(c, k, t, level)
+	return diff + last + round
+}
+
+// tail is the sum's last terms at level for set k at t (the largest of
+// the last node's of each level: about what the truncation of the sum
+// leaves out) and the rounding of its terms.
+func (w *window) tail(c contour, k int, t float64, level int) (last, round float64) {
+	mass := 0.0
+	hl := c.h / float64(int(1)<<level)
+	for l := 0; l <= level; l++ {
+		for i, z := range w.z[l] {
+			a := 2 * hl * cmplx.Abs(cexpScaled(z, t)*w.vals[l][i][k])
+			mass += a
+			if i == len(w.z[l])-1 {
+				last = math.Max(last, a)
+			}
+		}
+	}
+	return last, 0x1p-50 * mass
+}
+
+// window returns the window holding t, solved to the level and range its
+// health asks (windowAt).
 func (e *Engine) window(t float64) (*window, error) {
 	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
-	// A t on a window's boundary belongs to the one below when that is
-	// solved already.
+	return e.windowAt(k, 0)
+}
+
+// windowAt returns window k solved to level at least, solving what is
+// missing, and checks a window it solves (health): one whose rule at h
+// and 2h differ by more than the contour predicts, or whose two finest
+// levels differ by more than epsilon, is solved again a level finer; one
+// whose last terms are too large to leave out is solved again over a
+// longer range of nodes. Each window goes as far as it needs (the
+// others keep their cost), and the engine's accuracy becomes the largest
+// refined estimate, so that every window's values keep the accuracy the
+// engine states, not only the goal's (a group's rise at the first
+// seconds of Erlang work was 1.3e-5 off while the goal's window was
+// right).
+func (e *Engine) windowAt(k, level int) (*window, error) {
+	m := e.c.m
+	for {
+		w, fresh, err := e.solveTo(k, level, m)
+		if err != nil || !fresh {
+			return w, err
+		}
+		need, est, extend := e.health(w)
+		if extend && w.m < maxRange*e.c.m {
+			m, level = w.m+w.m/2, w.top()
+			continue
+		}
+		if need <= w.top() {
+			e.mu.Lock()
+			if w.top() > 0 || w.m > e.c.m {
+				e.level = max(e.level, w.top())
+				e.checked = math.Max(e.checked, est)
+			} else {
+				e.checked = math.Max(e.checked, e.c.predicted)
+			}
+			e.mu.Unlock()
+			return w, nil
+		}
+		level = need
+	}
+}
+
+// coarseMargin is how far above the contour's prediction for 2h a window's
+// sums at h and 2h may differ before it is refined: a CDF's transform
+// (about 1/z near the contour's vertex) takes them 1.1 times past it on an
+// exponential network whose rule at h is right to 1e-14 (the prediction
+// assumes a transform bounded by 1), while poles of high order take them
+// 4.4 (Erlang-16 at its mean) to 4,000 times past it.
+const coarseMargin = 4
+
+// maxRange is the longest the nodes' range grows, in contour ranges.
+const maxRange = 4
+
+// health is the level window w needs, the error estimate of its values at
+// its finest level (0 at the first level, where the contour's prediction
+// holds), and whether the nodes' range must grow: at t0, 2 t0, ..., 16 t0
+// and for every set, the last terms of the sum must be below a tenth of
+// epsilon (the range is extended otherwise: refining h leaves the
+// truncation as it is); the first level's sums at h and 2h (every other
+// node) must differ by at most the contour's prediction for 2h (a
+// transform the analysis fits, bounded near the contour, does; poles of
+// high order near it do not, and then the prediction for h does not hold
+// either: both scale with the transform's size there); a finer level's
+// estimate (window.estimate) must be at most epsilon, until maxLevel.
+func (e *Engine) health(w *window) (int, float64, bool) {
+	top := w.top()
+	worst, lastWorst, gain := 0.0, 0.0, false
+	for i := 0; i <= 4; i++ {
+		t := w.t0 * float64(int(1)<<(i))
+		for s := range e.sets {
+			last, round := w.tail(e.c, s, t, top)
+			lastWorst = math.Max(lastWorst, last)
+			if top == 0 {
+				worst = math.Max(worst, math.Abs(w.value(e.c, s, t, 0)-w.coarse(e.c, s, t)))
+				continue
+			}
+			diff := math.Abs(w.value(e.c, s, t, top) - w.value(e.c, s, t, top-1))
+			est := diff + last + round
+			worst = math.Max(worst, est)
+			// A finer level can only shrink the difference of levels:
+			// where the truncation or the rounding is as large, it
+			// would gain nothing.
+			gain = gain || (est > e.epsilon && diff > math.Max(last, round))
+		}
+	}
+	switch {
+	case lastWorst > e.epsilon/10 && lastWorst > e.c.predicted:
+		return top, math.Max(worst, lastWorst), true
+	case top == 0 && (worst > coarseMargin*e.c.coarse || e.c.predicted > e.epsilon/10):
+		// A transform the analysis does not fit, or a contour whose
+		// prediction does not reach epsilon (a steep one, for poles of
+		// high order): the refinement's estimate instead.
+		return 1, 0, false
+	case top == 0 && w.m > e.c.m:
+		return 0, math.Max(e.c.predicted, lastWorst), false
+	case top == 0:
+		return 0, 0, false
+	case gain && top < maxLevel:
+		return top + 1, worst, false
+	}
+	return top, worst, false
+}
+
+// solveTo returns window k solved to level and range m at least, and
+// whether this call solved it (a window of a shorter range is solved
+// again from the start).
+func (e *Engine) solveTo(k, level, m int) (*window, bool, error) {
 	e.mu.Lock()
 	if e.err != nil {
 		err := e.err
 		e.mu.Unlock()
-		return nil, err
+		return nil, false, err
 	}
-	if w, ok := e.windows[k]; ok {
-		e.mu.Unlock()
-		return w, nil
-	}
+	old := e.windows[k]
 	e.mu.Unlock()
+	if old != nil && old.m >= m && old.top() >= level {
+		return old, false, nil
+	}
+	if old != nil && old.m != m {
+		if old.m > m {
+			m = old.m
+		} else {
+			old = nil
+		}
+	}
 	t0 := e.base * math.Pow(windowRatio, float64(k))
-	w, err := e.solveWindow(t0)
+	w, added, err := e.solveWindow(t0, old, level, m)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
 		if e.err == nil {
 			e.err = err
 		}
-		return nil, err
+		return nil, false, err
 	}
-	if old, ok := e.windows[k]; ok {
-		return old, nil // solved meanwhile by another caller
+	e.solves += added
+	if cur := e.windows[k]; cur != nil && cur.m >= w.m && cur.top() >= w.top() {
+		return cur, false, nil // solved meanwhile by another caller
 	}
 	e.windows[k] = w
-	e.solves += len(w.z)
-	return w, nil
+	return w, true, nil
 }
 
-// solveWindow solves the transforms at the nodes of the window starting at
-// t0, on the engine's workers.
-func (e *Engine) solveWindow(t0 float64) (*window, error) {
-	m := e.c.m
-	w := &window{t0: t0, z: make([]complex128, m+1), vals: make([][]complex128, m+1)}
-	weights := make([]complex128, m+1)
-	for k := 0; k <= m; k++ {
-		w.z[k], weights[k] = e.c.node(k, t0)
+// solveWindow returns the window starting at t0 solved to level: old's
+// levels (nil: none) and the transforms at the nodes of the levels above
+// them, solved on the engine's workers; and how many solves that took.
+func (e *Engine) solveWindow(t0 float64, old *window, level, m int) (*window, int, error) {
+	w := &window{t0: t0, m: m}
+	if old != nil {
+		w.z, w.vals = append(w.z, old.z...), append(w.vals, old.vals...)
 	}
-	err := e.eachNode(w.z, func(k int, x []complex128) {
-		vals := make([]complex128, len(e.sets))
-		for s, ps := range e.sets {
-			var sum complex128
-			for _, p := range ps {
-				sum += x[p]
+	added := 0
+	for l := len(w.z); l <= level; l++ {
+		var js []int
+		if l == 0 {
+			for j := 0; j <= m; j++ {
+				js = append(js, j)
 			}
-			vals[s] = sum * weights[k]
+		} else {
+			for j := 1; j < m<<l; j += 2 {
+				js = append(js, j)
+			}
 		}
-		w.vals[k] = vals
-	})
-	return w, err
+		zs := make([]complex128, len(js))
+		dzs := make([]complex128, len(js))
+		for i, j := range js {
+			zs[i], dzs[i] = e.c.node(j, l, t0)
+		}
+		vals := make([][]complex128, len(js))
+		err := e.eachNode(zs, func(i int, x []complex128) {
+			v := make([]complex128, len(e.sets))
+			for s, ps := range e.sets {
+				var sum complex128
+				for _, p := range ps {
+					sum += x[p]
+				}
+				v[s] = sum * dzs[i]
+			}
+			vals[i] = v
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		w.z, w.vals = append(w.z, zs), append(w.vals, vals)
+		added += len(js)
+	}
+	return w, added, nil
 }
 
 // eachNode solves x (zI - Q) = alpha at every z, on the workers, and hands
@@ -378,11 +608,32 @@ func (e *Engine) Quantile(k int, p float64) (float64, error) {
 // checkNodes is the number of solves of a Check (half its nodes).
 const checkNodes = 16
 
-// Check evaluates every set at t on a second, independent contour (the
-// Talbot contour of Schmelzer and Trefethen for t alone, 2*checkNodes
-// nodes) and returns the largest difference from the windows' values: an
-// estimate of their error at t.
+// Check estimates the error of every set's value at t, and returns the
+// estimate. First a second, independent contour (the Talbot contour of
+// Schmelzer and Trefethen for t alone, 2*checkNodes nodes): where it
+// agrees within epsilon, the difference is the estimate. Where it does
+// not, one of the two is wrong, and the trapezoidal rule arbitrates: the
+// window's step is halved (the nodes between the old ones solved) until
+// two levels agree within epsilon or maxLevel is reached; the estimate is
+// then their difference (with the last node's term and the rounding), the
+// finer level is used for every window from then on, and the Talbot
+// contour's difference no longer counts (poles of high order near the
+// real axis, an Erlang chain of many phases, spoil the Talbot contour
+// first: its tails run close to the axis).
 func (e *Engine) Check(t float64) (float64, error) {
+	e.mu.Lock()
+	refined := e.refined
+	e.mu.Unlock()
+	if refined {
+		return e.refine(t)
+	}
+	// A window its health refined has its estimate already: the second
+	// contour would add nothing.
+	if w, err := e.window(t); err != nil {
+		return math.NaN(), err
+	} else if w.top() > 0 {
+		return e.refine(t)
+	}
 	n := 2 * checkNodes
 	h := 2 * math.Pi / float64(n)
 	zs := make([]complex128, checkNodes)
@@ -426,10 +677,41 @@ func (e *Engine) Check(t float64) (float64, error) {
 		}
 		worst = math.Max(worst, math.Abs(other-v))
 	}
-	e.mu.Lock()
-	e.checked = math.Max(e.checked, worst)
-	e.mu.Unlock()
-	return worst, nil
+	if worst <= e.epsilon {
+		e.mu.Lock()
+		e.talbot = math.Max(e.talbot, worst)
+		e.mu.Unlock()
+		return worst, nil
+	}
+	return e.refine(t)
+}
+
+// refine raises the trapezoidal rule's level until the sums at t of two
+// consecutive levels agree within epsilon (or maxLevel), and returns the
+// error estimate of the finer one's value at t (window.estimate).
+func (e *Engine) refine(t float64) (float64, error) {
+	k := int(math.Floor(math.Log(t/e.base) / math.Log(windowRatio)))
+	level := 1
+	for {
+		w, err := e.windowAt(k, level)
+		if err != nil {
+			return math.NaN(), err
+		}
+		top := w.top()
+		worst := 0.0
+		for s := range e.sets {
+			worst = math.Max(worst, w.estimate(e.c, s, t, top))
+		}
+		if worst <= e.epsilon || top >= maxLevel {
+			e.mu.Lock()
+			e.refined, e.talbot = true, 0 // the Talbot contour's differences are set aside
+			e.level = max(e.level, top)
+			e.checked = math.Max(e.checked, worst)
+			e.mu.Unlock()
+			return worst, nil
+		}
+		level = top + 1
+	}
 }
 
 // realSolves computes, with real arithmetic at z = 0, every set's mass at
@@ -503,7 +785,7 @@ func (e *Engine) checkClosed(k int, in []bool) error {
 		leaves := false
 		e.eachSucc(int32(i), func(j int32, _ float64) { leaves = leaves || !in[j] })
 		if leaves {
-			return fmt.Errorf("laplace: set %d is not closed: a transition leaves state %d", k, i)
+			return fmt.Errorf("%w: set %d is not closed: a transition leaves state %d", ErrNotApplicable, k, i)
 		}
 	}
 	return nil
@@ -520,7 +802,7 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 	for k := 0; k < n; k++ {
 		if s.blockAt != nil && s.blockAt[k] > 0 {
 			b := s.blocks[s.blockAt[k]-1]
-			if e.closedBlock(b) {
+			if b.closed {
 				for p := b.lo; p < b.hi; p++ {
 					trapped[s.order[p]] = tau[s.order[p]] > 0
 				}
@@ -567,21 +849,11 @@ func (e *Engine) forwardReal(tau []float64, trapped []bool) error {
 
 // holds reports whether state j is in the block.
 func (b block) holds(s *System, j int32) bool {
-	for p := b.lo; p < b.hi; p++ {
-		if s.order[p] == j {
-			return true
-		}
+	if j < 0 || int(j) >= len(s.pos) {
+		return false // the sink
 	}
-	return false
-}
-
-// closedBlock reports whether no transition leaves the block.
-func (e *Engine) closedBlock(b block) bool {
-	closed := true
-	for p := b.lo; p < b.hi && closed; p++ {
-		e.eachSucc(e.sys.order[p], func(j int32, _ float64) { closed = closed && b.holds(e.sys, j) })
-	}
-	return closed
+	p := s.pos[j]
+	return p >= b.lo && p < b.hi
 }
 
 // MaxRest is set k's largest expected time to the set from a state the
@@ -643,54 +915,184 @@ func (e *Engine) maxRestTo(in []bool) float64 {
 // blockEndingAt returns the block whose last position is k.
 func (e *Engine) blockEndingAt(k int) (block, bool) {
 	s := e.sys
-	if s.blockAt[k] > 0 {
-		return block{}, false // a block starts here (it has more than one position)
-	}
-	// The block holding position k starts at the nearest block start at
-	// or before k; its end tells.
-	for lo := k - 1; lo >= 0 && lo >= k-MaxBlock; lo-- {
-		if s.blockAt[lo] > 0 {
-			b := s.blocks[s.blockAt[lo]-1]
-			return b, int(b.hi)-1 == k
+	if e.blockEnds == nil {
+		e.blockEnds = make(map[int32]int, len(s.blocks))
+		for i, b := range s.blocks {
+			e.blockEnds[b.hi-1] = i
 		}
 	}
-	return block{}, false
+	i, ok := e.blockEnds[int32(k)]
+	if !ok {
+		return block{}, false
+	}
+	return s.blocks[i], true
 }
 
 // backBlock solves (-Q_B) m_B = 1 + the flow to solved states for a block
-// outside the set (m +Inf on a closed block), by Gaussian elimination with
-// partial pivoting.
+// outside the set (m +Inf on a closed block), by the elimination of
+// gthEliminate: subtraction-free, so a block cycled through fast and left
+// slowly keeps its digits.
 func (e *Engine) backBlock(bl block, in []bool, m []float64) {
 	s := e.sys
 	if in[s.order[bl.lo]] {
 		return // the set: 0
 	}
 	b := int(bl.hi - bl.lo)
-	if e.closedBlock(bl) {
+	if bl.closed {
 		for p := bl.lo; p < bl.hi; p++ {
 			m[s.order[p]] = math.Inf(1)
 		}
 		return
 	}
-	a := make([]float64, b*b)
+	r := make([]float64, b*b)
+	kill := append([]float64(nil), bl.leak...)
 	c := make([]float64, b)
-	for r := 0; r < b; r++ {
-		for col := 0; col < b; col++ {
-			a[r*b+col] = -bl.q[r*b+col]
+	for i := 0; i < b; i++ {
+		for j := 0; j < b; j++ {
+			if i != j {
+				r[i*b+j] = bl.q[i*b+j]
+			}
 		}
-		c[r] = 1
-		e.eachSucc(s.order[int(bl.lo)+r], func(j int32, rate float64) {
+		c[i] = 1
+		e.eachSucc(s.order[int(bl.lo)+i], func(j int32, rate float64) {
 			if !bl.holds(s, j) {
-				c[r] += rate * m[j]
+				c[i] += rate * m[j]
 			}
 		})
 	}
-	if err := luSolve(a, b, c, math.Abs); err != nil {
+	if err := gthEliminate(r, kill, b, bl.env); err != nil {
 		for k := range c {
-			c[k] = math.NaN() // a non-closed block is never singular
+			c[k] = math.NaN() // a block the chain leaves is never singular
+		}
+	} else {
+		// Forward: c_i += q_ik c_k / p_k; back: m_k = (c_k + sum over
+		// later j of q_kj m_j) / p_k.
+		for k := 0; k < b; k++ {
+			ck := c[k] / r[k*b+k]
+			for i := k + 1; i <= int(bl.env[b+k]); i++ {
+				c[i] += r[i*b+k] * ck
+			}
+		}
+		for k := b - 1; k >= 0; k-- {
+			v := c[k]
+			for j := k + 1; j <= int(bl.env[k]); j++ {
+				v += r[k*b+j] * c[j]
+			}
+			c[k] = v / r[k*b+k]
 		}
 	}
 	for k := 0; k < b; k++ {
 		m[s.order[int(bl.lo)+k]] = c[k]
 	}
+}
+
+// Transient returns the chain's distribution at time t from alpha (by
+// state; the sink's mass, that of the passages ended, left out), by
+// inverting each state's transform on one window's contour (t inside it),
+// and an estimate of the largest error of any state's value: the
+// trapezoidal rule at h and h/2 (and finer while they differ by more than
+// epsilon, up to maxLevel), their largest difference plus the last node's
+// term and the rounding, as Check's refinement. Values below 0 (the
+// inversion's error around a probability near 0) are set to 0. A system
+// with a closed block of several states is refused (ErrNotApplicable):
+// its solves keep only the block's total. It also returns the solves.
+func Transient(ctx context.Context, sys *System, alpha []float64, t, epsilon float64) ([]float64, float64, int, error) {
+	if !(t > 0) || math.IsInf(t, 0) {
+		return nil, 0, 0, fmt.Errorf("laplace: time %g: expected a finite number > 0", t)
+	}
+	for _, b := range sys.blocks {
+		if b.closed {
+			return nil, 0, 0, fmt.Errorf("%w: a closed block of %d states (the transient distribution inside it is not solved)", ErrNotApplicable, b.hi-b.lo)
+		}
+	}
+	c := contourFor(epsilon, sys.sector)
+	t0 := t / 4
+	e := &Engine{sys: sys, b: make([]float64, sys.n), ctx: ctx, workers: runtime.GOMAXPROCS(0)}
+	copy(e.b, alpha)
+	n := sys.c.N
+	var sums [][]float64 // per level, the weighted sum of the nodes it adds
+	solves := 0
+	value := func(level int) []float64 {
+		v := make([]float64, n)
+		for l := 0; l <= level; l++ {
+			for i, x := range sums[l] {
+				v[i] += x
+			}
+		}
+		scale := c.h / float64(int(1)<<level)
+		for i := range v {
+			v[i] *= scale
+		}
+		return v
+	}
+	var lastTerm float64
+	for level := 0; level <= maxLevel; level++ {
+		var js []int
+		if level == 0 {
+			for j := 0; j <= c.m; j++ {
+				js = append(js, j)
+			}
+		} else {
+			for j := 1; j < c.m<<level; j += 2 {
+				js = append(js, j)
+			}
+		}
+		zs, dzs := make([]complex128, len(js)), make([]complex128, len(js))
+		for i, j := range js {
+			zs[i], dzs[i] = c.node(j, level, t0)
+		}
+		sum := make([]float64, n)
+		var mu sync.Mutex
+		last := len(js) - 1
+		err := e.eachNode(zs, func(k int, x []complex128) {
+			w := 2.0
+			if level == 0 && js[k] == 0 {
+				w = 1
+			}
+			f := cexpScaled(zs[k], t) * dzs[k]
+			mu.Lock()
+			defer mu.Unlock()
+			for i := 0; i < n; i++ {
+				v := w * real(f*x[i])
+				sum[i] += v
+				if k == last {
+					lastTerm = math.Max(lastTerm, math.Abs(v)*c.h/float64(int(1)<<level))
+				}
+			}
+		})
+		if err != nil {
+			return nil, 0, solves, err
+		}
+		solves += len(js)
+		sums = append(sums, sum)
+		if level == 0 {
+			continue
+		}
+		fine, coarse := value(level), value(level-1)
+		est := 0.0
+		for i := range fine {
+			est = math.Max(est, math.Abs(fine[i]-coarse[i])+0x1p-50*math.Abs(fine[i]))
+		}
+		est += lastTerm
+		if est <= epsilon || level == maxLevel {
+			for i, v := range fine {
+				if v < 0 {
+					fine[i] = 0
+				}
+			}
+			return fine, est, solves, nil
+		}
+	}
+	return nil, 0, solves, errors.New("laplace: no level of the trapezoidal rule was tried")
+}
+
+// TransientApplies reports whether Transient solves sys (no closed block
+// of several states, inside which it keeps only the block's total).
+func TransientApplies(sys *System) bool {
+	for _, b := range sys.blocks {
+		if b.closed {
+			return false
+		}
+	}
+	return true
 }

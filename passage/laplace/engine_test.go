@@ -2,7 +2,6 @@ package laplace
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -144,29 +143,133 @@ M <> O
 // TestContoursTable: the written-out contours are the search's.
 func TestContoursTable(t *testing.T) {
 	for _, c := range contours {
-		if got := optimalContour(c.m, windowRatio); got != c {
+		if got := optimalContour(c.m, windowRatio, 0); got != c {
 			t.Errorf("m = %d: the search gives %+v, the table %+v", c.m, got, c)
 		}
 	}
 }
 
-// TestStiffBlockRefused: a block cycled through far faster than it is
-// left (an owner toggling at 1e4 beside work at 1e-2) would lose digits
-// in its dense solves, which the second contour, sharing them, cannot
-// see: NewSystem refuses it (uniformization then), and accepts the same
-// block toggling at 1.
-func TestStiffBlockRefused(t *testing.T) {
+// interruptedCDF is the closed form of P(T <= t) for work of two
+// exponential phases (rates a, b) on a machine that an owner interrupts
+// preemptively, arriving and leaving at rate r, the machine starting idle:
+// a phase of rate a from idle has the transform
+// a (s + r) / (s^2 + (a + 2r) s + a r), two real poles (the slow one
+// computed without cancellation), so T's survival is a sum of four
+// exponentials, and P(T <= t) 1 minus it. Also the mean, 2/a + 2/b (the
+// owner is away as long again as the work runs, on average).
+func interruptedCDF(a, b, r, t float64) float64 {
+	phase := func(a float64) (p1, p2, n0, n1 float64) {
+		// Numerator a (s + r); denominator (s - p1)(s - p2).
+		disc := math.Sqrt(a*a + 4*r*r)
+		p2 = -((a + 2*r) + disc) / 2 // fast
+		p1 = a * r / p2              // slow: p1 p2 = a r
+		return p1, p2, a, a * r
+	}
+	a1, a2, an0, an1 := phase(a)
+	b1, b2, bn0, bn1 := phase(b)
+	poles := []float64{a1, a2, b1, b2}
+	// Phi(s) = N(s) / prod (s - p_i), N = (an0 s + an1)(bn0 s + bn1); the
+	// CDF's transform Phi(s)/s has residue 1 at 0 and N(p)/(p prod_{j != i}
+	// (p - p_j)) at each pole: the survival is minus their sum.
+	sf := 0.0
+	for i, p := range poles {
+		num := (an0*p + an1) * (bn0*p + bn1)
+		den := p
+		for j, q := range poles {
+			if j != i {
+				den *= p - q
+			}
+		}
+		sf -= num / den * math.Exp(p*t)
+	}
+	return 1 - sf
+}
+
+// TestInterruptedMachineClosedForm: a machine whose owner interrupts it
+// 10^2 to 10^6 times faster than its work ends (a block cycled through
+// far faster than it is left: Gaussian elimination on it lost digits, and
+// the engine refused it before the GTH-form solves) against the closed
+// form: the mean exactly, every CDF value within the stated accuracy.
+func TestInterruptedMachineClosedForm(t *testing.T) {
 	src := func(toggle string) string {
 		return `M = (w1, 0.01).M2; M2 = (w2, 0.02).Mf; Mf = (stop, 1).Mf;
 O = (busy, ` + toggle + `).O1 + (w1, infty).O + (w2, infty).O; O1 = (idle, ` + toggle + `).O;
 M <w1, w2> O
 `
 	}
-	_, err := NewSystem(testchain.Chain(t, src("10000")), Target{})
-	if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "times faster than it is left") {
-		t.Errorf("toggling at 1e4: %v, want ErrNotApplicable for a stiff block", err)
+	for _, r := range []float64{1e2, 1e4, 1e6} {
+		c := testchain.Chain(t, src(fmt.Sprint(r)))
+		fin := make([]bool, c.N)
+		for i := range fin {
+			fin[i] = strings.HasPrefix(c.StateString(i), "Mf")
+		}
+		e := engineFor(t, c, Target{}, [][]bool{fin}, 300)
+		if got, want := e.Mean(0), 2/0.01+2/0.02; math.Abs(got-want) > 1e-12*want {
+			t.Errorf("r = %g: mean %.17g, want %.17g", r, got, want)
+		}
+		if _, err := e.Check(300); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []float64{10, 100, 300, 1000, 3000} {
+			got, err := e.CDF(0, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := interruptedCDF(0.01, 0.02, r, tt)
+			if d := math.Abs(got - want); d > math.Max(e.Accuracy(), 1e-13) {
+				t.Errorf("r = %g: F(%g) = %.15g, closed form %.15g (difference %.2g, accuracy %.2g)", r, tt, got, want, d, e.Accuracy())
+			}
+		}
+		t.Logf("r = %g: %d solves, accuracy %.2g", r, e.Solves(), e.Accuracy())
 	}
-	if _, err := NewSystem(testchain.Chain(t, src("1")), Target{}); err != nil {
-		t.Errorf("toggling at 1: %v", err)
+}
+
+// TestErlangEveryWindow: Erlang work of 4 to 32 phases (poles of that
+// order at the rate: the transform is large near the contour) asked at
+// times over five windows, far from the goal the engine checks at: every
+// value within the accuracy the engine states (the windows check
+// themselves: with only the goal checked, Erlang-3's rise in the first
+// second was 1.3e-5 off in a group while the goal was right).
+func TestErlangEveryWindow(t *testing.T) {
+	for _, k := range []int{4, 16, 32} {
+		rates := make([]float64, k)
+		for i := range rates {
+			rates[i] = float64(k) // mean 1
+		}
+		c := testchain.Chain(t, testmodels.Hypoexponential(rates))
+		done := make([]bool, c.N)
+		for i := range done {
+			done[i] = strings.HasPrefix(c.StateString(i), fmt.Sprintf("P%d", k))
+		}
+		e := engineFor(t, c, Target{}, [][]bool{done}, 20)
+		if _, err := e.Check(20); err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for i := 0; i <= 80; i++ {
+			tt := 0.02 * math.Pow(10, float64(i)/20) // 0.02 to 2,000
+			got, err := e.CDF(0, tt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := erlangCDFForTest(k, float64(k), tt)
+			d := math.Abs(got - want)
+			worst = math.Max(worst, d)
+			if d > e.Accuracy()+1e-14 {
+				t.Errorf("Erlang-%d: F(%g) = %.15g, closed form %.15g (difference %.2g, stated accuracy %.2g)", k, tt, got, want, d, e.Accuracy())
+			}
+		}
+		t.Logf("Erlang-%d: %d solves, level %d, stated accuracy %.2g, largest difference %.2g", k, e.Solves(), e.Level(), e.Accuracy(), worst)
 	}
+}
+
+// erlangCDFForTest is P(Poisson(l t) >= k): the Erlang-k CDF of rate l.
+func erlangCDFForTest(k int, l, t float64) float64 {
+	x := l * t
+	term, sf := math.Exp(-x), 0.0
+	for j := 0; j < k; j++ {
+		sf += term
+		term *= x / float64(j+1)
+	}
+	return 1 - sf
 }

@@ -1,24 +1,40 @@
 package laplace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
 
 	"pepa/ctmc"
 )
 
 // ErrNotApplicable is returned when a chain has cycles the engine cannot
-// order into small blocks with real spectra: a strongly connected block
-// larger than MaxBlock states, or one whose generator may have complex
-// eigenvalues (a cycle of three states or more), which the contour does
-// not enclose. Uniformization solves such chains.
-var ErrNotApplicable = errors.New("laplace: the chain's cycles are not small blocks with real eigenvalues")
+// order into small blocks whose eigenvalues a contour can enclose: a
+// strongly connected block that the chain leaves, larger than MaxBlock
+// states, or one with eigenvalues within MinPoleAngle of the imaginary
+// axis. Uniformization solves such chains.
+var ErrNotApplicable = errors.New("laplace: the chain's cycles are not small blocks whose eigenvalues a contour encloses")
 
-// MaxBlock is the largest strongly connected block the engine factors
-// densely for every contour node.
-const MaxBlock = 64
+// MaxBlock is the largest strongly connected block, of those the chain
+// leaves, that the engine factors for every contour node (densely, in a
+// banded order: the products of a few owners' queues, a 5 x 5 x 5 block
+// of 125 states, factor in about b w^2 operations for a bandwidth w of
+// 25 instead of b^3/3). A
+// closed block (a set the chain never leaves: owners cycling once every
+// machine has finished) is never factored: only the mass it receives
+// counts, and it may be of any size.
+const MaxBlock = 256
+
+// MaxSector is the widest angle from the negative real axis that a
+// block's eigenvalues may take: the contour's asymptotes must lie between
+// them and the imaginary axis with room for its strip, and the nodes it
+// then needs grow as the room shrinks (contourFor).
+const MaxSector = 80 * math.Pi / 180
 
 // Target says where a passage ends, as passage.Problem does: at the first
 // firing of a transition labelled by one of Actions, or on entering one of
@@ -55,12 +71,38 @@ type System struct {
 	// blockAt is, by position, 1 + the index in blocks of the block that
 	// starts there (0: a single state); nil when there is no block.
 	blockAt []int32
-	sink    int32 // the sink's value index, or -1
+	pos     []int32 // by state, its position in order (with blocks only)
+	sink    int32   // the sink's value index, or -1
+	// sector is the widest angle from the negative real axis of the
+	// eigenvalues of the blocks the chain leaves (0: every one real), and
+	// complexBlocks how many blocks have eigenvalues off the real axis.
+	sector        float64
+	complexBlocks int
+	// blockWork is the multiply-adds of eliminating every block the chain
+	// leaves, blockSubst of substituting in them: a solve costs about the
+	// transitions plus both (Work).
+	blockWork, blockSubst int64
+	blockBytes            int64 // the distinct blocks' q, leak and env
+	poleOrder             int   // the longest run of equal exit rates (poleOrders)
 }
 
+// A block is a strongly connected component of more than one state, at
+// positions lo..hi-1. q is its generator, dense, row-major by
+// within-block position, with each state's exit rate (the rate out of the
+// block included) on the diagonal, and leak the rates out of the block;
+// a closed block (nothing leaves it) has neither.
+//
+// Blocks with the same generator and leaks share q, leak and env (a
+// product chain repeats the same owners' block at every step of its
+// machines). env holds, for each within-block position k, the last column
+// (env[k]) and the last row (env[b+k]) at which the eliminated block can
+// hold a nonzero beside k: elimination and substitution stop there.
 type block struct {
-	lo, hi int32 // positions
+	lo, hi int32
 	q      []float64
+	leak   []float64
+	env    []int32
+	closed bool
 }
 
 // NewSystem orders a chain for the engine. With a target, transitions
@@ -97,14 +139,61 @@ func NewSystem(c *ctmc.Chain, tgt Target) (*System, error) {
 		}
 		s.exit[i] = q
 	}
-	if ordered {
-		return s, nil // breadth-first numbering is a topological order
+	if !ordered {
+		if s.order = kahn(s); s.order == nil {
+			if err := s.blocksByTarjan(); err != nil {
+				return s, err
+			}
+		}
 	}
-	if s.order = kahn(s); s.order != nil {
-		return s, nil
-	}
-	return s, s.blocksByTarjan()
+	s.poleOrders()
+	return s, nil
 }
+
+// poleOrders finds the longest run of states with one exit rate along a
+// path (transitions within a block left out): a pole of that order at
+// minus the rate (Erlang work of k phases: order k, and more where
+// several machines' phases line up). Past highOrder, the transform grows
+// like (rate / |z + rate|)^order where the contour passes the pole at an
+// angle, so the contour is kept steeper: the sector of the poles is
+// widened to where that growth stays below orderGrowth on the strip
+// (cos(alpha + d)^-order at most orderGrowth).
+func (s *System) poleOrders() {
+	n := s.c.N
+	run := make([]int32, n)
+	same := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+	longest := int32(1)
+	blockEnd := 0 // positions before it are in the block being passed
+	for k := 0; k < n; k++ {
+		if s.blockAt != nil && s.blockAt[k] > 0 {
+			blockEnd = int(s.blocks[s.blockAt[k]-1].hi)
+		}
+		i := s.state(k)
+		run[i] = max(run[i], 1)
+		longest = max(longest, run[i])
+		if k < blockEnd || s.absorbing(int(i)) || s.exit[i] == 0 {
+			continue // a block's states: its cycles are not runs
+		}
+		for e := s.c.RowPtr[i]; e < s.c.RowPtr[i+1]; e++ {
+			j := s.succ(i, e)
+			if j < 0 || int(j) >= n || !same(s.exit[i], s.exit[j]) {
+				continue
+			}
+			run[j] = max(run[j], run[i]+1)
+		}
+	}
+	s.poleOrder = int(longest)
+	if longest > highOrder {
+		widened := math.Pi/2 - math.Acos(math.Pow(orderGrowth, -1/float64(longest)))
+		s.sector = math.Max(s.sector, widened)
+	}
+}
+
+// highOrder and orderGrowth: poleOrders.
+const (
+	highOrder   = 24
+	orderGrowth = 100
+)
 
 // absorbing reports whether state i's transitions are dropped.
 func (s *System) absorbing(i int) bool { return s.target != nil && s.target[i] }
@@ -163,53 +252,175 @@ func kahn(s *System) []int32 {
 }
 
 // blocksByTarjan orders a chain with cycles by its strongly connected
-// components, and checks each block of more than one state: at most
-// MaxBlock states, and a spectrum surely real.
+// components, and checks each block of more than one state that the chain
+// leaves: at most MaxBlock states, and eigenvalues within MaxSector of the
+// negative real axis (System.sector records the widest).
 func (s *System) blocksByTarjan() error {
 	comp, order := components(s)
 	s.order = order
 	s.blockAt = make([]int32, len(order))
+	spectra := map[string]float64{} // a block's angle, by its generator's bytes
+	classes := map[string]block{}   // a block's shared generator, by its bytes and leaks'
 	for lo := 0; lo < len(order); {
 		hi := lo + 1
 		for hi < len(order) && comp[order[hi]] == comp[order[lo]] {
 			hi++
 		}
 		if hi-lo > 1 {
-			if hi-lo > MaxBlock {
-				return fmt.Errorf("%w: a block of %d states (at most %d)", ErrNotApplicable, hi-lo, MaxBlock)
-			}
 			b := block{lo: int32(lo), hi: int32(hi)}
-			var leak, fastest float64
-			b.q, leak, fastest = s.blockQ(b)
-			if !realSpectrum(b.q, hi-lo) {
-				return fmt.Errorf("%w: a block of %d states whose cycles may give complex eigenvalues", ErrNotApplicable, hi-lo)
-			}
-			// Elimination on a block that is left slowly and cycled
-			// through fast subtracts numbers near fastest to find ones
-			// near leak: it loses about log10(fastest/leak) digits, which
-			// the two contours, sharing the solves, cannot see (a resource
-			// failing and repaired at 1e4 between uses at 1e-2: means
-			// 1e-10 off). A closed block is never solved.
-			if leak > 0 && fastest > maxBlockStiffness*leak {
-				return fmt.Errorf("%w: a block of %d states cycled through %.3g times faster than it is left (its solves would lose digits)", ErrNotApplicable, hi-lo, fastest/leak)
+			b.closed = s.closedComponent(b)
+			if !b.closed {
+				if hi-lo > MaxBlock {
+					return fmt.Errorf("%w: a block of %d states that the chain leaves (at most %d)", ErrNotApplicable, hi-lo, MaxBlock)
+				}
+				if hi-lo > bandFrom {
+					s.bandOrder(b)
+				}
+				b.q, b.leak = s.blockQ(b)
+				key := string(unsafeBytes(b.q)) + string(unsafeBytes(b.leak))
+				if c, ok := classes[key]; ok {
+					b.q, b.leak, b.env = c.q, c.leak, c.env
+				} else {
+					b.env = envelope(b.q, hi-lo)
+					classes[key] = b
+					s.blockBytes += int64(8*len(b.q) + 8*len(b.leak) + 4*len(b.env))
+				}
+				s.blockWork += eliminationWork(b.env, hi-lo)
+				s.blockSubst += substitutionWork(b.env, hi-lo)
+				angle, err := blockSector(b.q, hi-lo, spectra)
+				if err != nil {
+					return err
+				}
+				if angle > 0 {
+					s.complexBlocks++
+				}
+				s.sector = math.Max(s.sector, angle)
 			}
 			s.blocks = append(s.blocks, b)
 			s.blockAt[lo] = int32(len(s.blocks))
 		}
 		lo = hi
 	}
+	s.pos = make([]int32, len(s.order))
+	for k, i := range s.order {
+		s.pos[i] = int32(k)
+	}
+	if s.sector > MaxSector {
+		return fmt.Errorf("%w: a block has eigenvalues %.1f degrees from the negative real axis (at most %.0f): a cycle turned through much faster than it is damped", ErrNotApplicable, s.sector*180/math.Pi, MaxSector*180/math.Pi)
+	}
 	return nil
 }
 
-// maxBlockStiffness is the most a block's fastest exit rate may exceed the
-// total rate at which it is left (blocksByTarjan).
-const maxBlockStiffness = 1e4
+// closedComponent reports whether no transition leaves the component at
+// positions b.lo..b.hi-1 (to another state, the sink or a target).
+func (s *System) closedComponent(b block) bool {
+	in := make(map[int32]bool, b.hi-b.lo)
+	for k := b.lo; k < b.hi; k++ {
+		in[s.order[k]] = true
+	}
+	for k := b.lo; k < b.hi; k++ {
+		i := s.order[k]
+		if s.absorbing(int(i)) {
+			return false // a target inside a cycle cannot be: it has no successors
+		}
+		for e := s.c.RowPtr[i]; e < s.c.RowPtr[i+1]; e++ {
+			if j := s.succ(i, e); j >= 0 && !in[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
 
-// blockQ is the generator restricted to a block, row-major (diagonal
-// -exit, the rate out of the block included in it), with the total rate
-// out of the block (to other states, the sink or a target) and the
-// largest exit rate of its states.
-func (s *System) blockQ(b block) (q []float64, leak, fastest float64) {
+// blockSector is the widest angle from the negative real axis of the
+// eigenvalues of a block's generator q (b x b, the chain leaves it): 0
+// when the block is reversible (Kolmogorov's criterion: the generator is
+// then similar to a symmetric matrix, its spectrum real: an owner's
+// queue, independent owners, a resource beside them), else from its
+// computed eigenvalues (cached by the generator's bytes: a product chain
+// repeats the same block at every step of its machines).
+func blockSector(q []float64, b int, cache map[string]float64) (float64, error) {
+	if reversible(q, b) {
+		return 0, nil
+	}
+	key := string(unsafeBytes(q))
+	if a, ok := cache[key]; ok {
+		return a, nil
+	}
+	var eig mat.Eigen
+	if !eig.Factorize(mat.NewDense(b, b, append([]float64(nil), q...)), mat.EigenNone) {
+		return 0, fmt.Errorf("%w: the eigenvalues of a block of %d states did not converge", ErrNotApplicable, b)
+	}
+	angle := 0.0
+	for _, v := range eig.Values(nil) {
+		re, im := real(v), math.Abs(imag(v))
+		if im <= 1e-12*cmplx.Abs(v) {
+			continue // real, to rounding
+		}
+		if re >= 0 {
+			return 0, fmt.Errorf("%w: a block of %d states has an eigenvalue %v off the left half-plane", ErrNotApplicable, b, v)
+		}
+		// A margin for the eigenvalues' rounding.
+		angle = math.Max(angle, math.Atan2(im, -re)+1e-6)
+	}
+	cache[key] = angle
+	return angle, nil
+}
+
+// unsafeBytes is q's bytes, as a map key.
+func unsafeBytes(q []float64) []byte {
+	b := make([]byte, 8*len(q))
+	for i, v := range q {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
+	}
+	return b
+}
+
+// reversible reports whether a block's generator q (b x b) satisfies
+// Kolmogorov's criterion: every transition goes both ways and potentials
+// p with p_i q_ij = p_j q_ji exist (found along a spanning tree, checked
+// on every transition, in logarithms: rates 10^6 apart over 63 steps
+// overflow).
+func reversible(q []float64, b int) bool {
+	logp := make([]float64, b)
+	seen := make([]bool, b)
+	seen[0] = true
+	queue := []int{0}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		for j := 0; j < b; j++ {
+			if j == i {
+				continue
+			}
+			f, w := q[i*b+j], q[j*b+i]
+			if (f > 0) != (w > 0) {
+				return false
+			}
+			if f > 0 && !seen[j] {
+				seen[j] = true
+				logp[j] = logp[i] + math.Log(f) - math.Log(w)
+				queue = append(queue, j)
+			}
+		}
+	}
+	for i := 0; i < b; i++ {
+		for j := i + 1; j < b; j++ {
+			if f := q[i*b+j]; f > 0 {
+				if d := logp[i] + math.Log(f) - logp[j] - math.Log(q[j*b+i]); math.Abs(d) > 1e-9 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// blockQ is the generator restricted to a block the chain leaves,
+// row-major (diagonal -exit, the rate out of the block included in it),
+// and each state's rate out of the block (to other states, the sink or a
+// target).
+func (s *System) blockQ(b block) (q, leak []float64) {
 	c := s.c
 	size := int(b.hi - b.lo)
 	at := map[int32]int{}
@@ -217,14 +428,11 @@ func (s *System) blockQ(b block) (q []float64, leak, fastest float64) {
 		at[s.order[k]] = int(k - b.lo)
 	}
 	q = make([]float64, size*size)
+	leak = make([]float64, size)
 	for k := b.lo; k < b.hi; k++ {
 		i := s.order[k]
 		r := int(k - b.lo)
 		q[r*size+r] = -s.exit[i]
-		fastest = math.Max(fastest, s.exit[i])
-		if s.absorbing(int(i)) {
-			continue
-		}
 		for e := c.RowPtr[i]; e < c.RowPtr[i+1]; e++ {
 			j := s.succ(i, e)
 			if j < 0 {
@@ -233,12 +441,23 @@ func (s *System) blockQ(b block) (q []float64, leak, fastest float64) {
 			if col, ok := at[j]; ok {
 				q[r*size+col] += c.RateAt(e)
 			} else {
-				leak += c.RateAt(e)
+				leak[r] += c.RateAt(e)
 			}
 		}
 	}
-	return q, leak, fastest
+	return q, leak
 }
+
+// Sector is the widest angle (radians) from the negative real axis of the
+// eigenvalues of the blocks the chain leaves (0: all real), and
+// ComplexBlocks the number of those blocks with eigenvalues off the real
+// axis.
+func (s *System) Sector() float64    { return s.sector }
+func (s *System) ComplexBlocks() int { return s.complexBlocks }
+
+// PoleOrder is the longest run of states with one exit rate along a path:
+// the order of the transform's pole there.
+func (s *System) PoleOrder() int { return s.poleOrder }
 
 // States is the number of values a solve computes (the chain's states and
 // the sink).
@@ -272,19 +491,25 @@ func (s *System) solve(z complex128, x []complex128, work []complex128) error {
 	for k := 0; k < n; k++ {
 		if s.blockAt != nil && s.blockAt[k] > 0 {
 			b := s.blocks[s.blockAt[k]-1]
+			if b.closed {
+				// Nothing leaves: the block holds its inflow over z,
+				// which is all a set (closed: it holds the whole block
+				// or none of it) reads of it.
+				var in complex128
+				for p := b.lo; p < b.hi; p++ {
+					in += x[s.order[p]]
+					x[s.order[p]] = 0
+				}
+				x[s.order[b.lo]] = in / z
+				k = int(b.hi) - 1
+				continue
+			}
 			if err := s.solveBlock(z, b, x, work); err != nil {
 				return err
 			}
 			for p := b.lo; p < b.hi; p++ {
 				i := s.order[p]
-				s.push(i, x[i], x, func(j int32) bool {
-					for q := b.lo; q < b.hi; q++ {
-						if s.order[q] == j {
-							return false
-						}
-					}
-					return true
-				})
+				s.push(i, x[i], x, func(j int32) bool { return !b.holds(s, j) })
 			}
 			k = int(b.hi) - 1
 			continue
@@ -358,72 +583,94 @@ func pushRates(x []complex128, col []int32, rates []float64, i int32, vr, vi flo
 	}
 }
 
-// solveBlock solves y (zI - Q_B) = x_B for a block in place, by Gaussian
-// elimination with partial pivoting on the transposed system.
+// solveBlock solves y (zI - Q_B) = x_B for a block the chain leaves, in
+// place, by elimination in the form of Grassmann, Taksar and Heyman: the
+// block is a chain in which each state i is also killed at rate z +
+// leak_i, and eliminating a state k reroutes its flows (q_ij += q_ik q_kj /
+// p_k, the killing z + leak_i += q_ik (z + leak_k) / p_k), the pivot p_k
+// being the sum of k's remaining rates and killing, never a difference.
+// At z = 0 every term is a nonnegative product or sum: a block cycled
+// through 10^6 times faster than it is left keeps every digit (Gaussian
+// elimination subtracts numbers near the fast rates to find the slow
+// ones). work holds the block's reduced rates and killing
+// (MaxBlock^2 + MaxBlock values at least).
 func (s *System) solveBlock(z complex128, bl block, x []complex128, work []complex128) error {
 	b := int(bl.hi - bl.lo)
-	q := bl.q
-	// a = (zI - Q_B)^T, row-major: a[r*b+c] = z delta - q[c*b+r].
-	a := work[:b*b]
-	for r := 0; r < b; r++ {
-		for c := 0; c < b; c++ {
-			v := complex(-q[c*b+r], 0)
-			if r == c {
-				v += z
-			}
-			a[r*b+c] = v
+	r, kill := work[:b*b], work[b*b:b*b+b]
+	// Only the envelope is read (and filled in) by the elimination and
+	// the substitutions: row i right of the diagonal up to env[i], column
+	// j below it down to env[b+j].
+	// Row by row, from the first column that reaches the row (entries in
+	// between that no column reaches are copied too, unread).
+	for i := 0; i < b; i++ {
+		row, q := r[i*b:i*b+b], bl.q[i*b:i*b+b]
+		for j := int(bl.env[2*b+i]); j <= int(bl.env[i]); j++ {
+			row[j] = complex(q[j], 0)
 		}
+		kill[i] = z + complex(bl.leak[i], 0)
 	}
-	y := work[b*b : b*b+b]
-	for r := 0; r < b; r++ {
-		y[r] = x[s.order[int(bl.lo)+r]]
-	}
-	if err := luSolve(a, b, y, cmplx.Abs); err != nil {
+	xs := func(i int) *complex128 { return &x[s.order[int(bl.lo)+i]] }
+	if err := gthEliminate(r, kill, b, bl.env); err != nil {
 		return fmt.Errorf("laplace: at z = %v: %w", z, err)
 	}
-	for r := 0; r < b; r++ {
-		x[s.order[int(bl.lo)+r]] = y[r]
+	// Forward: x_j += x_k q_kj / p_k, in elimination order.
+	for k := 0; k < b; k++ {
+		xk := *xs(k) / r[k*b+k]
+		for j := k + 1; j <= int(bl.env[k]); j++ {
+			if v := r[k*b+j]; v != 0 {
+				*xs(j) += xk * v
+			}
+		}
+	}
+	// Back: y_k = (x_k + sum over later i of y_i q_ik) / p_k, by rows:
+	// once y_i is final it is pushed to every earlier k of its row.
+	for i := b - 1; i >= 0; i-- {
+		y := *xs(i) / r[i*b+i]
+		*xs(i) = y
+		if y == 0 {
+			continue
+		}
+		for k := int(bl.env[2*b+i]); k < i; k++ {
+			if w := r[i*b+k]; w != 0 {
+				*xs(k) += y * w
+			}
+		}
 	}
 	return nil
 }
 
-// luSolve solves a y' = y in place for a b x b row-major matrix a (which it
-// overwrites) by Gaussian elimination with partial pivoting, real or
-// complex (a block's dense system: at most MaxBlock states).
-func luSolve[T float64 | complex128](a []T, b int, y []T, abs func(T) float64) error {
+// gthEliminate eliminates a block's states in order, in place: r holds
+// the rates between them (row-major b x b, off the diagonal), kill each
+// state's killing; afterwards r[k][k] is state k's pivot p_k (its rates
+// to the states after it plus its killing, when it was eliminated), r[k][j]
+// and r[i][k] for i, j > k the rates from and to it then. T is float64
+// (the real solves) or complex128 (the contour's). env (envelope) bounds
+// where a nonzero can be: entries past it are zero before and after.
+func gthEliminate[T float64 | complex128](r, kill []T, b int, env []int32) error {
 	for k := 0; k < b; k++ {
-		p, best := k, abs(a[k*b+k])
-		for r := k + 1; r < b; r++ {
-			if v := abs(a[r*b+k]); v > best {
-				p, best = r, v
-			}
+		p := kill[k]
+		lastCol, lastRow := int(env[k]), int(env[b+k])
+		for j := k + 1; j <= lastCol; j++ {
+			p += r[k*b+j]
 		}
-		if best == 0 {
+		if p == 0 || p != p {
 			return errors.New("a singular block")
 		}
-		if p != k {
-			for c := 0; c < b; c++ {
-				a[k*b+c], a[p*b+c] = a[p*b+c], a[k*b+c]
-			}
-			y[k], y[p] = y[p], y[k]
-		}
-		for r := k + 1; r < b; r++ {
-			f := a[r*b+k] / a[k*b+k]
+		r[k*b+k] = p
+		inv := 1 / p // a multiplication a row (complex division is slow)
+		for i := k + 1; i <= lastRow; i++ {
+			f := r[i*b+k] * inv
 			if f == 0 {
 				continue
 			}
-			for c := k; c < b; c++ {
-				a[r*b+c] -= f * a[k*b+c]
+			kill[i] += f * kill[k]
+			// j = i adds to r[i][i], which is not read before step i
+			// sets it to the pivot.
+			row, pivot := r[i*b+k+1:i*b+lastCol+1], r[k*b+k+1:k*b+lastCol+1]
+			for j, v := range pivot {
+				row[j] += f * v
 			}
-			y[r] -= f * y[k]
 		}
-	}
-	for k := b - 1; k >= 0; k-- {
-		v := y[k]
-		for c := k + 1; c < b; c++ {
-			v -= a[k*b+c] * y[c]
-		}
-		y[k] = v / a[k*b+k]
 	}
 	return nil
 }
@@ -464,25 +711,152 @@ func components(s *System) ([]int32, []int32) {
 	return comp, order
 }
 
-// realSpectrum reports whether a block's generator (row-major, b x b)
-// surely has real eigenvalues: its transition graph, read without
-// direction, is a tree whose every edge goes both ways (a birth-death
-// chain, an owner's queue), so the matrix is similar to a symmetric one
-// (Kolmogorov's criterion holds: a tree has no cycle).
-func realSpectrum(q []float64, b int) bool {
-	edges := 0
-	for r := 0; r < b; r++ {
-		for c := r + 1; c < b; c++ {
-			f, w := q[r*b+c] > 0, q[c*b+r] > 0
-			if f != w {
-				return false
+// bandFrom is the block size past which a block's states are put in a
+// banded order before its generator is taken.
+const bandFrom = 16
+
+// bandOrder puts the states of block b (its positions in s.order) in
+// reverse Cuthill-McKee order: a breadth-first search from a state of
+// least degree, neighbours by increasing degree, reversed. A product of
+// owners' queues is then banded, and elimination fills only the band.
+// The order depends only on the block's own structure and its states'
+// order on entry, so that blocks repeated along a product chain stay
+// alike.
+func (s *System) bandOrder(b block) {
+	lo, hi := int(b.lo), int(b.hi)
+	size := hi - lo
+	at := make(map[int32]int32, size)
+	for k := lo; k < hi; k++ {
+		at[s.order[k]] = int32(k - lo)
+	}
+	adj := make([][]int32, size)
+	link := func(u, v int32) {
+		for _, w := range adj[u] {
+			if w == v {
+				return
 			}
-			if f {
-				edges++
+		}
+		adj[u] = append(adj[u], v)
+	}
+	for k := lo; k < hi; k++ {
+		i := s.order[k]
+		u := int32(k - lo)
+		for e := s.c.RowPtr[i]; e < s.c.RowPtr[i+1]; e++ {
+			if v, ok := at[s.succ(i, e)]; ok && v != u {
+				link(u, v)
+				link(v, u)
 			}
 		}
 	}
-	// A strongly connected block whose edges all go both ways is
-	// connected; with b-1 undirected edges it is a tree.
-	return edges == b-1
+	deg := func(u int32) int { return len(adj[u]) }
+	for u := range adj {
+		sort.Slice(adj[u], func(a, c int) bool {
+			x, y := adj[u][a], adj[u][c]
+			if deg(x) != deg(y) {
+				return deg(x) < deg(y)
+			}
+			return x < y
+		})
+	}
+	seen := make([]bool, size)
+	out := make([]int32, 0, size)
+	for len(out) < size {
+		start := int32(-1)
+		for u := int32(0); int(u) < size; u++ {
+			if !seen[u] && (start < 0 || deg(u) < deg(start)) {
+				start = u
+			}
+		}
+		seen[start] = true
+		out = append(out, start)
+		for h := len(out) - 1; h < len(out); h++ {
+			for _, v := range adj[out[h]] {
+				if !seen[v] {
+					seen[v] = true
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	states := append([]int32(nil), s.order[lo:hi]...)
+	for k, u := range out {
+		s.order[hi-1-k] = states[u]
+	}
+}
+
+// envelope is, for a block's generator q (b x b), where the eliminated
+// block can hold nonzeros: env[k] the last column after k in row k,
+// env[b+k] the last row after k in column k (k itself: none), env[2b+k]
+// the first column before k that reaches row k (k: none), from the
+// symbolic elimination of q's pattern (rows as bit sets). Row k and
+// column k are final once the pivots before k are eliminated, so these
+// bound every step of gthEliminate and the substitutions.
+func envelope(q []float64, b int) []int32 {
+	words := (b + 63) / 64
+	rows := make([]uint64, b*words)
+	for i := 0; i < b; i++ {
+		for j := 0; j < b; j++ {
+			if i != j && q[i*b+j] != 0 {
+				rows[i*words+j/64] |= 1 << (j % 64)
+			}
+		}
+	}
+	has := func(i, j int) bool { return rows[i*words+j/64]&(1<<(j%64)) != 0 }
+	for k := 0; k < b; k++ {
+		for i := k + 1; i < b; i++ {
+			if !has(i, k) {
+				continue
+			}
+			for w := 0; w < words; w++ {
+				rows[i*words+w] |= rows[k*words+w]
+			}
+			rows[i*words+i/64] &^= 1 << (i % 64) // the diagonal is the pivot's
+		}
+	}
+	env := make([]int32, 3*b)
+	for k := 0; k < b; k++ {
+		env[k], env[b+k], env[2*b+k] = int32(k), int32(k), int32(k)
+		for j := k + 1; j < b; j++ {
+			if has(k, j) {
+				env[k] = int32(j)
+			}
+			if has(j, k) {
+				env[b+k] = int32(j)
+			}
+		}
+	}
+	// env[2b+i]: the first column j < i whose envelope reaches row i.
+	for j := b - 1; j >= 0; j-- {
+		for i := j + 1; i <= int(env[b+j]); i++ {
+			env[2*b+i] = int32(j)
+		}
+	}
+	return env
+}
+
+// eliminationWork is the multiply-adds of gthEliminate within env.
+func eliminationWork(env []int32, b int) int64 {
+	var w int64
+	for k := 0; k < b; k++ {
+		w += int64(env[b+k]-int32(k)) * int64(env[k]-int32(k)+1)
+	}
+	return w
+}
+
+// substitutionWork is the multiply-adds of a block's two substitutions.
+func substitutionWork(env []int32, b int) int64 {
+	var w int64
+	for k := 0; k < b; k++ {
+		w += int64(env[k]-int32(k)) + int64(env[b+k]-int32(k)) + 2
+	}
+	return w
+}
+
+// BlockBytes is the memory the distinct blocks' generators take.
+func (s *System) BlockBytes() int64 { return s.blockBytes }
+
+// Work is what one complex solve costs, in multiply-adds: a push per
+// transition, and each block the chain leaves eliminated and substituted.
+func (s *System) Work() int64 {
+	return int64(len(s.c.Col)) + s.blockWork + s.blockSubst
 }

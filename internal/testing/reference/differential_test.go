@@ -1172,7 +1172,7 @@ func (h *harness) compareRobustness() {
 		h.report(disagreement{Kind: "machines", Where: "robustness", Detail: fmt.Sprintf("detected %v (%v), generated %v", names, err, gm.Machines)})
 		return
 	}
-	opt := models.Options{Beta: beta, Epsilon: 1e-12}
+	opt := models.Options{Question: models.Question{Beta: beta, Epsilon: 1e-12}}
 	// The analyses run every series to completion (quantiles, tails): on a
 	// stiff chain too large for the dense exponential that can take
 	// millions of steps, so they get a time limit, and a run that meets

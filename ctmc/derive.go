@@ -132,6 +132,9 @@ var ErrTooManyStates = errors.New("model too large")
 // half-owned, harder to check for the one invariant that matters (a chunk
 // is numbered only after its expansion is joined).
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
+	if err := s.checkSizeBound(opt.MaxStates); err != nil {
+		return nil, err
+	}
 	w := s.Words
 	c := &Chain{S: s}
 	budget := membudget.FromContext(ctx)

@@ -12,7 +12,7 @@
 // own steady state; Options.SingleClass refuses that case instead, with a
 // *NotIrreducibleError naming a state of each class by its components'
 // local states. A deadlock is refused. Each closed class is solved by one
-// of three methods:
+// of four methods:
 //
 //   - GTH (MethodDirect, gth.go): dense Grassmann-Taksar-Heyman state
 //     reduction (package ctmc/elim). Every pivot is a sum of remaining
@@ -40,8 +40,21 @@
 //     scaled system (unknowns relative to the current probabilities,
 //     balances relative to each state's outflow), until the estimated
 //     error of every throughput meets the tolerance, or an error says it
-//     cannot. Chosen automatically, a class of up to 16,000 states that
-//     it cannot vouch for is then solved by GTH instead.
+//     cannot.
+//   - Sparse GTH (MethodSparse, nd.go, sparse.go): the GTH reduction in a
+//     nested-dissection order by dense fronts (multifrontal), each
+//     probability a mantissa with its own binary exponent, so that chains
+//     whose probabilities span beyond float64 are solved. The last state
+//     (the one kept) is a state guessed probable by a short random walk,
+//     the class reduced again with the most probable state last when the
+//     guess was rare: the error estimate's correction is anchored there,
+//     and a rare anchor would drown the bulk's correction in its offset.
+//
+// Above the direct limit, auto (solveAuto) tries in turn sparse GTH when
+// its predicted work is small, Gauss-Seidel, sparse GTH, BiCGSTAB and
+// sparse GTH at any cost; any failure hands over to the next, and the
+// Reason lists what failed and why (a *methodsError wraps every failure
+// when none answers).
 //
 // # Invariants
 //

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"pepa/internal/option"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -540,7 +541,7 @@ func (x *explorer) expand(states []uint64, set stateIndex, direct *directIndex, 
 					if len(names) > 200 {
 						names = names[:200] + "..."
 					}
-					return fmt.Errorf("%w: state %d (%s) has more than %d transitions (raise --max-states)", ErrTooManyStates, i, names, limit)
+					return option.Errorf("%w: state %d (%s) has more than %d transitions (raise {MaxStates})", ErrTooManyStates, i, names, limit)
 				}
 				return fmt.Errorf("in state %d (%s): action %s is enabled both actively and passively by one side of a cooperation, so its apparent rate is undefined%s",
 					i, c.StateString(i), s.Actions[a], s.mixedSources(c.State(i), a))
@@ -707,7 +708,7 @@ func (x *piece) number(c *Chain, set stateIndex, rates *rateInterner, rowPtr *[]
 			if idx < 0 {
 				n := len(c.States) / w
 				if maxStates > 0 && n >= maxStates {
-					return 0, fmt.Errorf("%w: more than %d states (raise --max-states)", ErrTooManyStates, maxStates)
+					return 0, option.Errorf("%w: more than %d states (raise {MaxStates})", ErrTooManyStates, maxStates)
 				}
 				if n >= math.MaxInt32-1 {
 					return 0, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)
@@ -749,7 +750,7 @@ func (x *piece) copyRows(c *Chain, full bool, base, e int) {
 
 // deriveHint is what the error of a chain that does not fit the memory
 // budget suggests.
-const deriveHint = "the chain does not fit: give more memory with --memory if the machine has it, or estimate by simulation ('pepa simulate', or robustness --simulate)"
+const deriveHint = "the chain does not fit: give more memory with {Memory} if the machine has it, or estimate by simulation ({SimulateVerb}, or {Simulate})"
 
 // overBudget wraps a budget error of the derivation as a model too large.
 func overBudget(err error) error {
@@ -786,7 +787,7 @@ func extendTransitions(b *membudget.Budget, c *Chain, extra, hint int, full bool
 				n = need
 			}
 		}
-		if err := b.Check("derive: the transition arrays", membudget.Bytes(int64(n), per), deriveHint); err != nil {
+		if err := b.Check("derive: the transition arrays", membudget.Bytes(int64(n), per), option.Text(deriveHint)); err != nil {
 			return overBudget(err)
 		}
 		// No collection starts between these allocations: one that
@@ -868,7 +869,7 @@ func room[T any](b *membudget.Budget, s []T, extra, hint int, stage string) ([]T
 			n = need
 		}
 	}
-	if err := b.Check(stage, membudget.Bytes(int64(n), size), deriveHint); err != nil {
+	if err := b.Check(stage, membudget.Bytes(int64(n), size), option.Text(deriveHint)); err != nil {
 		return nil, overBudget(err)
 	}
 	return grow(s, n-len(s), n), nil
@@ -974,7 +975,7 @@ func (r *rateInterner) intern(c *Chain, rate float64) (uint16, bool) {
 		return i, true
 	}
 	if len(c.RateTable) == rateTableLimit {
-		if err := r.budget.Check("derive: writing out the rates (more than 65,536 distinct ones)", membudget.Bytes(int64(cap(c.RateIndex)), 8), deriveHint); err != nil {
+		if err := r.budget.Check("derive: writing out the rates (more than 65,536 distinct ones)", membudget.Bytes(int64(cap(c.RateIndex)), 8), option.Text(deriveHint)); err != nil {
 			r.err = overBudget(err)
 			return 0, false
 		}
@@ -1233,7 +1234,7 @@ func (t *stateSet) reserve(b *membudget.Budget, states []uint64, extra int) erro
 	if size == len(t.table) {
 		return nil
 	}
-	if err := b.Check("derive: the state index", membudget.Bytes(int64(size), 4), deriveHint); err != nil {
+	if err := b.Check("derive: the state index", membudget.Bytes(int64(size), 4), option.Text(deriveHint)); err != nil {
 		return err
 	}
 	t.resize(states, size)

@@ -11,6 +11,7 @@ func init() {
 		"BusyPower": "--busy-power", "IdlePower": "--idle-power", "Replications": "--replications",
 		"Mapping": "--mapping", "Dir": "--dir", "TargetActions": "--target-action", "SourceActions": "--source-action",
 		"Mean": "--mean", "Precision": "--precision", "Budget": "--budget", "Vary": "--vary", "Shard": "--shard",
+		"Memory": "--memory", "Method": "--method",
 		"SimulateVerb": "'pepa simulate'", "SimulateRobustness": "'pepa simulate --beta'",
 	})
 }

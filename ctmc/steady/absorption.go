@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"pepa/internal/option"
 	"sort"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 // probability of ending in the class (absorption) times the class's own
 // steady state (solveClass), as PRISM computes it.
 func longRun(ctx context.Context, c *ctmc.Chain, cl *classes, opt Options, budget *membudget.Budget) (*Result, error) {
-	if err := budget.Check("steady: the probabilities of ending in each closed class", absorptionBytes(c.N), steadyHint); err != nil {
+	if err := budget.Check("steady: the probabilities of ending in each closed class", absorptionBytes(c.N), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	prob, absErr, err := absorption(ctx, c, cl, budget)
@@ -26,7 +27,7 @@ func longRun(ctx context.Context, c *ctmc.Chain, cl *classes, opt Options, budge
 		return nil, err
 	}
 	res := &Result{Pi: nil, ThroughputError: map[string]float64{}, AbsorptionError: absErr}
-	if err := budget.Check("steady: the long-run distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
+	if err := budget.Check("steady: the long-run distribution", membudget.Bytes(int64(c.N), 8), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	res.Pi = make([]float64, c.N)
@@ -171,7 +172,7 @@ func absorption(ctx context.Context, c *ctmc.Chain, cl *classes, budget *membudg
 			if errors.Is(err, errNoProgress) && len(blk) <= maxDenseAbsorbBlock {
 				// Stiff rates stall the sweeps: eliminate after all, if
 				// the dense block fits.
-				if berr := budget.Check(fmt.Sprintf("steady: a dense transient block of %d states (its sweeps stalled)", len(blk)), membudget.Bytes(int64(len(blk))*int64(len(blk)+4), 8), steadyHint); berr != nil {
+				if berr := budget.Check(fmt.Sprintf("steady: a dense transient block of %d states (its sweeps stalled)", len(blk)), membudget.Bytes(int64(len(blk))*int64(len(blk)+4), 8), option.Text(steadyHint)); berr != nil {
 					return nil, 0, fmt.Errorf("%w (%v)", berr, err)
 				}
 				for p, j := range blk {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"pepa/internal/option"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -432,14 +433,14 @@ func planSparse(ctx context.Context, c *ctmc.Chain, class []int32, budget *membu
 	for _, i := range class {
 		T += c.RowPtr[i+1] - c.RowPtr[i]
 	}
-	if err := budget.Check("steady: sparse GTH's graph of the class", classGraphBytes(c.N, len(class), T), steadyHint); err != nil {
+	if err := budget.Check("steady: sparse GTH's graph of the class", classGraphBytes(c.N, len(class), T), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	g, err := newClassGraph(c, class)
 	if err != nil {
 		return nil, err
 	}
-	if err := budget.Check("steady: sparse GTH's nested dissection", ndBytes(g.n), steadyHint); err != nil {
+	if err := budget.Check("steady: sparse GTH's nested dissection", ndBytes(g.n), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	anchor := guessProbable(g, walkSteps)
@@ -471,7 +472,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 	if pl.tooMuch {
 		return nil, fmt.Errorf("internal error: sparse GTH on an order that was not completed")
 	}
-	if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), steadyHint); err != nil {
+	if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	s, err := factorSparse(ctx, g, o)
@@ -491,7 +492,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 			return nil, err
 		}
 		pl.o, pl.reanchored = o, true
-		if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), steadyHint); err != nil {
+		if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
 			return nil, err
 		}
 		if s, err = factorSparse(ctx, g, o); err != nil {
@@ -609,7 +610,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 		}
 		sol.est[c.S.Actions[a]] = math.Max(math.Abs(dX[a])/xa, floor[a]) + 2*unitRoundoff
 	}
-	if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
+	if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	sol.pi = make([]float64, c.N)

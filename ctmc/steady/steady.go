@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"pepa/internal/option"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -300,7 +301,7 @@ func solveClass(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, o
 	if n == 1 {
 		// Nothing to solve, and nothing to estimate: every throughput is
 		// a rate of the one state's self-loops, exactly.
-		if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), steadyHint); err != nil {
+		if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), option.Text(steadyHint)); err != nil {
 			return nil, err
 		}
 		sol := &classSolution{method: MethodDirect, reason: "a closed class of one state", pi: make([]float64, c.N), est: map[string]float64{}}
@@ -318,7 +319,7 @@ func solveClass(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, o
 	case opt.Method == MethodSweeps:
 		sol, _, err := solveSweeps(ctx, c, class, whole, opt, budget, false, false)
 		if sol != nil {
-			sol.reason = "--method gauss-seidel; " + sol.reason
+			sol.reason = option.Text("{Method} gauss-seidel; ") + sol.reason
 		}
 		return sol, err
 	case opt.Method == MethodSparse:
@@ -328,11 +329,11 @@ func solveClass(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, o
 		}
 		sol, err := pl.solve(ctx, c, budget)
 		if sol != nil {
-			sol.reason = "--method sparse-gth: " + pl.describe()
+			sol.reason = option.Text("{Method} sparse-gth: ") + pl.describe()
 		}
 		return sol, err
 	case opt.Method != MethodAuto:
-		return solveRefined(ctx, c, class, opt.Method, fmt.Sprintf("--method %s", opt.Method), opt, budget)
+		return solveRefined(ctx, c, class, opt.Method, option.Sprintf("{Method} %s", opt.Method), opt, budget)
 	case n <= opt.DirectLimit:
 		return solveRefined(ctx, c, class, MethodDirect, fmt.Sprintf("a closed class of %d states, at most %d: dense GTH, accurate on any chain", n, opt.DirectLimit), opt, budget)
 	}
@@ -484,7 +485,7 @@ func (e *methodsError) Unwrap() []error { return e.errs }
 func solveSweeps(ctx context.Context, c *ctmc.Chain, class []int32, whole bool, opt Options, budget *membudget.Budget, auto, alternatives bool) (sol *classSolution, stalled string, err error) {
 	n := len(class)
 	two := n >= sweepParallelStates && opt.Goroutines == 2
-	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), steadyHint); err != nil {
+	if err := budget.Check("steady: Gauss-Seidel's vectors", sweepBytes(c.N, two), option.Text(steadyHint)); err != nil {
 		return nil, "", err
 	}
 	states := class
@@ -549,7 +550,7 @@ func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, rea
 	for _, i := range class {
 		classTransitions += c.RowPtr[i+1] - c.RowPtr[i]
 	}
-	if err := budget.Check("steady: the generator", generatorBytes(c.N, len(class), classTransitions), steadyHint); err != nil {
+	if err := budget.Check("steady: the generator", generatorBytes(c.N, len(class), classTransitions), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	g, err := newGenerator(c, class)
@@ -558,12 +559,12 @@ func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, rea
 	}
 	var s steadySolver
 	if method == MethodDirect {
-		if err := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states", g.n), gthBytes(g.n), "--method gauss-seidel or bicgstab needs far less"); err != nil {
+		if err := budget.Check(fmt.Sprintf("steady: GTH's dense matrix of %d states", g.n), gthBytes(g.n), option.Text("{Method} gauss-seidel or bicgstab needs far less")); err != nil {
 			return nil, err
 		}
 		s, err = newGTH(ctx, g, nil)
 	} else {
-		if err := budget.Check("steady: BiCGSTAB's ILU(0) factors and vectors", iluBytes(g.n, classTransitions), steadyHint); err != nil {
+		if err := budget.Check("steady: BiCGSTAB's ILU(0) factors and vectors", iluBytes(g.n, classTransitions), option.Text(steadyHint)); err != nil {
 			return nil, err
 		}
 		s, err = newILUSolver(ctx, g, opt.MaxIterations)
@@ -575,7 +576,7 @@ func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, rea
 	if err != nil {
 		return nil, err
 	}
-	if err := budget.Check("steady: the refinement's vectors", refineBytes(c.N, g.n), steadyHint); err != nil {
+	if err := budget.Check("steady: the refinement's vectors", refineBytes(c.N, g.n), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	// GTH's vector is entrywise accurate as it is; refinement only
@@ -590,7 +591,7 @@ func solveRefined(ctx context.Context, c *ctmc.Chain, class []int32, method, rea
 		// Estimate again with the most probable states eliminated last,
 		// which makes the correction solves accurate on the rare states
 		// too (see gth), and keep the better-checked vector.
-		if err := budget.Check(fmt.Sprintf("steady: a second GTH matrix of %d states, for a better error estimate", g.n), gthBytes(g.n), "--method gauss-seidel or bicgstab needs far less"); err != nil {
+		if err := budget.Check(fmt.Sprintf("steady: a second GTH matrix of %d states, for a better error estimate", g.n), gthBytes(g.n), option.Text("{Method} gauss-seidel or bicgstab needs far less")); err != nil {
 			return nil, err
 		}
 		s2, err := newGTH(ctx, g, byDecreasing(p))
@@ -656,7 +657,7 @@ type classes struct {
 // transitions, measured on a loaded machine); then comp and closed are
 // nil and the one class lists every state.
 func findClasses(c *ctmc.Chain, budget *membudget.Budget) (*classes, error) {
-	if err := budget.Check("steady: finding the closed classes", reachBytes(c.N), steadyHint); err != nil {
+	if err := budget.Check("steady: finding the closed classes", reachBytes(c.N), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	if c.N > 0 && reachOne(c) {
@@ -666,7 +667,7 @@ func findClasses(c *ctmc.Chain, budget *membudget.Budget) (*classes, error) {
 		}
 		return &classes{classes: [][]int32{all}}, nil
 	}
-	if err := budget.Check("steady: finding the closed classes (Tarjan)", sccBytes(c.N), steadyHint); err != nil {
+	if err := budget.Check("steady: finding the closed classes (Tarjan)", sccBytes(c.N), option.Text(steadyHint)); err != nil {
 		return nil, err
 	}
 	comp, ncomp := sccs(c)

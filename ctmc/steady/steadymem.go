@@ -7,7 +7,7 @@ import "pepa/internal/membudget"
 // closed class's n states and its T transitions.
 
 // steadyHint is what an over-budget error of Solve suggests.
-const steadyHint = "the steady state needs the chain and several vectors over it: give more memory with --memory if the machine has it, or estimate by simulation ('pepa simulate')"
+const steadyHint = "the steady state needs the chain and several vectors over it: give more memory with {Memory} if the machine has it, or estimate by simulation ({SimulateVerb})"
 
 // sccBytes: Tarjan's index, low, component (4 bytes each), on-stack flag,
 // the stack and the call frames (at most 4 + 16 bytes a state), and the

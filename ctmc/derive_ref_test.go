@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"pepa/internal/option"
 	"runtime"
 	"time"
 )
@@ -92,7 +93,7 @@ func deriveSequential(ctx context.Context, s *Structure, opt DeriveOptions) (*Ch
 			if idx < 0 {
 				n := len(c.States) / w
 				if opt.MaxStates > 0 && n >= opt.MaxStates {
-					return nil, fmt.Errorf("%w: more than %d states (raise --max-states)", ErrTooManyStates, opt.MaxStates)
+					return nil, option.Errorf("%w: more than %d states (raise {MaxStates})", ErrTooManyStates, opt.MaxStates)
 				}
 				if n >= math.MaxInt32-1 {
 					return nil, fmt.Errorf("%w: more than 2^31 states", ErrTooManyStates)

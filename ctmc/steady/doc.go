@@ -49,12 +49,23 @@
 //     the class reduced again with the most probable state last when the
 //     guess was rare: the error estimate's correction is anchored there,
 //     and a rare anchor would drown the bulk's correction in its offset.
+//     Where the probabilities span more than float64 within one front,
+//     rates of the censored chains underflow too (a rare state's whole
+//     inflow rounds to 0): the class is then reduced again on the
+//     similar matrix W Q W^-1, W the steady state the pass before found,
+//     whose entries are flows relative to their target's probability,
+//     with that pass's pivots (sparse.go says why), until no inflow
+//     underflows (Options.SparseRescale forces one such pass, for the
+//     differential tests).
 //
 // Above the direct limit, auto (solveAuto) tries in turn sparse GTH when
 // its predicted work is small, Gauss-Seidel, sparse GTH, BiCGSTAB and
 // sparse GTH at any cost; any failure hands over to the next, and the
 // Reason lists what failed and why (a *methodsError wraps every failure
-// when none answers).
+// when none answers). Under auto each method's work is capped (sparse
+// GTH's by its prediction, the sweeps' by their measured contraction,
+// BiCGSTAB's iterations by bicgAutoWork), so that a class no method can
+// solve fails in seconds to tens of seconds, not hours.
 //
 // # Invariants
 //
@@ -68,8 +79,8 @@
 //
 // # Accuracy
 //
-// GTH and BiCGSTAB results carry, per action, an estimated error of its
-// throughput relative to itself (Result.ThroughputError): the first-order
+// GTH (dense and sparse) and BiCGSTAB results carry, per action, an
+// estimated error of its throughput relative to itself (Result.ThroughputError): the first-order
 // effect of one further refinement step, whose residual p Q is formed
 // with error-free products and compensated sums so that it is exact in
 // every state, floored by the state's own relative imbalance. It is an a
@@ -84,6 +95,10 @@
 // the tests' 100 birth-death and 100 random stiff chains (up to 20,000
 // sweeps), gave up on 153 of the solves (which is why auto hands such
 // chains to BiCGSTAB) and was within the same bound on the others.
+// Sparse GTH, forced on the same 200 chains, solved every one within the
+// same bound. Its estimate is checked on a vector with a known error too
+// (TestSparseEstimateTracksError: the correction within a factor of 2 of
+// the error, unscaled and scaled).
 //
 // Parallel transitions (several actions or derivations between the same
 // two states) are kept apart in the generator: merging them rounds their

@@ -312,8 +312,18 @@ func dissect(ctx context.Context, g *classGraph, maxWork float64, anchor int32) 
 		}
 		split(r.lo, rv, lab, id)
 	}
-	// Number the tree in postorder: children (in the order they were
-	// found) before their parent.
+	o.number(parents, own, ownAt)
+	if err := o.analyse(ctx, g, maxWork); err != nil {
+		return nil, false, err
+	}
+	return o, maxWork > 0 && o.work > maxWork, nil
+}
+
+// number lays the dissection tree out in o in postorder (children, in the
+// order they were found, before their parent): each node's own states
+// (own[ownAt[k]:ownAt[k+1]] for tree node k, parents[k] its parent, -1 at
+// the root) take the next positions.
+func (o *ndOrder) number(parents, own []int32, ownAt []int) {
 	nn := len(parents)
 	children := make([][]int32, nn)
 	for k := 1; k < nn; k++ {
@@ -351,10 +361,6 @@ func dissect(ctx context.Context, g *classGraph, maxWork float64, anchor int32) 
 			o.nodes[k].parent = index[par]
 		}
 	}
-	if err := o.analyse(ctx, g, maxWork); err != nil {
-		return nil, false, err
-	}
-	return o, maxWork > 0 && o.work > maxWork, nil
 }
 
 // cutRegion finds a separator of the region rv (its states labelled lab):

@@ -33,9 +33,29 @@ import (
 // a scale that holds it: the residual and the correction of the error
 // estimate relative to each state's own probability, every throughput in
 // the scale of the states that enable its action.
+//
+// Rates of the censored chains can underflow all the same, where the
+// probabilities span more than float64 within one front: the rate from a
+// probable state into a far rarer one, through many uphill steps, is
+// below 1e-308, and the rare state's whole inflow rounds to 0. The
+// reduction then runs on the similar matrix W Q W^-1 (W = diag(w), w an
+// estimate of the steady state, each entry with its own exponent): its
+// entries w_i a_ij / w_j are flows relative to the target's probability,
+// at most about the target's exit rate, whatever the span; the censoring
+// formula is unchanged under the transform, and the back-substitution
+// gives y = pi / w, about 1 everywhere. What underflows now is the rate
+// from a rare state to a far more probable one, relative to the latter: a
+// negligible part of its inflow, but the largest part of the rare state's
+// pivot (its total rate left). The pivots are therefore not formed again:
+// they are the rates of the same censored chains, which the unscaled
+// reduction in the same order formed (sums of rates in their own scale,
+// which do not underflow). w and those pivots come from an earlier pass
+// (sparsePlan.solve).
 type sparseGTH struct {
 	g *classGraph
 	o *ndOrder
+	// w, by position, is the scaling of the reduction (nil: none, w = 1).
+	w *xvec
 	// fac holds, node after node, for each eliminated state k (in order)
 	// its row (the rates to the later states of its front, as they were
 	// when it was eliminated) then its column (the rates from the later
@@ -55,16 +75,21 @@ type sparseGTH struct {
 // (8 bytes a state each, about), and the result over the chain.
 func sparseBytes(o *ndOrder, N int) int64 {
 	n := int64(len(o.perm))
-	return membudget.Bytes(o.factor, 8) + membudget.Bytes(o.frontPeak, 8) + membudget.Bytes(n, 8+4+12+16+8) + membudget.Bytes(int64(N), 8)
+	return membudget.Bytes(o.factor, 8) + membudget.Bytes(o.frontPeak, 8) + membudget.Bytes(n, 8+4+12+16+8+36) + membudget.Bytes(int64(N), 8)
 }
 
 // panelStates is the number of states a front eliminates before it
 // updates the rest of the front by one matrix product (gonum's Dgemm).
 const panelStates = 48
 
-// factorSparse reduces the class in the order o.
-func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, error) {
-	s := &sparseGTH{g: g, o: o, fac: make([]float64, o.factor), facAt: make([]int64, len(o.nodes)+1), piv: make([]float64, g.n)}
+// factorSparse reduces the class in the order o; scaled by w (by
+// position; nil: unscaled), with piv the pivots of the unscaled reduction
+// in the same order (sparseGTH says why).
+func factorSparse(ctx context.Context, g *classGraph, o *ndOrder, w *xvec, piv []float64) (*sparseGTH, error) {
+	s := &sparseGTH{g: g, o: o, w: w, fac: make([]float64, o.factor), facAt: make([]int64, len(o.nodes)+1), piv: piv}
+	if w == nil {
+		s.piv = make([]float64, g.n)
+	}
 	s.childLists()
 	n := g.n
 	loc := make([]int32, n) // by position: the index in the current front
@@ -72,6 +97,7 @@ func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, e
 	stack := make([]float64, 0, o.stackPeak)
 	at := int64(0)
 	impl := blas64.Implementation()
+	var fpos []int32
 	for k := range o.nodes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -95,13 +121,13 @@ func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, e
 			r := int(loc[p]) * F
 			for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
 				if pw := o.pos[g.rowCol[t]]; pw >= nd.lo {
-					A[r+int(loc[pw])] += g.rowRate[t]
+					A[r+int(loc[pw])] += s.scaledRate(g.rowRate[t], p, pw)
 				}
 			}
 			col := int(loc[p])
 			for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
 				if pu := o.pos[g.colSrc[t]]; pu >= nd.hi {
-					A[int(loc[pu])*F+col] += g.colRate[t]
+					A[int(loc[pu])*F+col] += s.scaledRate(g.colRate[t], pu, p)
 				}
 			}
 		}
@@ -123,7 +149,8 @@ func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, e
 		if nd.parent < 0 {
 			me = m - 1 // the class's last state: nothing left to leave to
 		}
-		if err := s.reduceFront(impl, A, F, me, nd.lo); err != nil {
+		fpos = s.frontPositions(k, fpos)
+		if err := s.reduceFront(impl, A, F, me, fpos); err != nil {
 			return nil, err
 		}
 		// Keep each eliminated state's row and column.
@@ -143,6 +170,15 @@ func factorSparse(ctx context.Context, g *classGraph, o *ndOrder) (*sparseGTH, e
 	}
 	s.facAt[len(o.nodes)] = at
 	return s, nil
+}
+
+// scaledRate is the rate q from position a to position b in the
+// reduction's scale: w_a q / w_b.
+func (s *sparseGTH) scaledRate(q float64, a, b int32) float64 {
+	if s.w == nil {
+		return q
+	}
+	return s.w.scaled(q, a, b)
 }
 
 // childLists lists each node's children (in postorder).
@@ -176,22 +212,26 @@ func (s *sparseGTH) childLists() {
 // is then updated by one product, L (their f's) times U (the panel's
 // rows), which adds nonnegative products as the state-by-state loop does.
 // Diagonal entries take terms too (the return to a state); they are never
-// read.
-func (s *sparseGTH) reduceFront(impl blas.Float64, A []float64, F, me int, lo int32) error {
+// read. fpos lists the front's positions. Scaled (s.w), the pivots are
+// given.
+func (s *sparseGTH) reduceFront(impl blas.Float64, A []float64, F, me int, fpos []int32) error {
 	for p0 := 0; p0 < me; p0 += panelStates {
 		p1 := min(p0+panelStates, me)
 		for j := p0; j < p1; j++ {
 			row := A[j*F : (j+1)*F]
-			var sum, comp float64
-			for _, v := range row[j+1:] {
-				sum, comp = elim.AddCompensated(sum, comp, v)
+			piv := s.piv[fpos[j]]
+			if s.w == nil {
+				var sum, comp float64
+				for _, v := range row[j+1:] {
+					sum, comp = elim.AddCompensated(sum, comp, v)
+				}
+				piv = sum + comp
 			}
-			piv := sum + comp
 			if !(piv > 0) || math.IsInf(piv, 0) {
-				st := s.g.class[s.o.perm[int(lo)+j]]
+				st := s.g.class[s.o.perm[fpos[j]]]
 				return fmt.Errorf("%w: sparse GTH: state %d has no rate left after reduction (%g): rates under- or overflow float64", errNoProgress, st, piv)
 			}
-			s.piv[int(lo)+j] = piv
+			s.piv[fpos[j]] = piv
 			for i := j + 1; i < F; i++ {
 				a := A[i*F+j]
 				if a == 0 {
@@ -252,6 +292,15 @@ func (x *xvec) ratio(a, b int32) float64 {
 	return math.Ldexp(x.m[a]/x.m[b], int(x.e[a]-x.e[b]))
 }
 
+// scaled is f x_a / x_b in float64, formed without the ratio alone
+// overflowing or underflowing: f (a rate, or a rate over a pivot) can be
+// as far below 1 as x_a / x_b is above it, and the product is what the
+// callers need (0 or +Inf only when the product itself is beyond
+// float64).
+func (x *xvec) scaled(f float64, a, b int32) float64 {
+	return math.Ldexp(f*x.m[a]/x.m[b], int(x.e[a]-x.e[b]))
+}
+
 // argmax is the position of the largest entry.
 func (x *xvec) argmax() int32 {
 	best := int32(0)
@@ -263,19 +312,22 @@ func (x *xvec) argmax() int32 {
 	return best
 }
 
-// solve back-substitutes the steady state up to scale: the last position
-// 1, then, from the root's states down, x_j = sum over the later states i
-// of its front of x_i a_ij / pivot_j, each sum formed in the scale of its
-// largest term.
-func (s *sparseGTH) solve(ctx context.Context) (*xvec, error) {
+// solve back-substitutes the steady state up to scale (divided by s.w
+// when scaled): the last position 1, then, from the root's states down,
+// x_j = sum over the later states i of its front of x_i a_ij / pivot_j,
+// each sum formed in the scale of its largest term. A state whose every
+// term is 0 (its inflow underflowed in the reduction) is an error, or,
+// with tolerant, left unknown (mantissa 0) and counted; its terms count
+// as 0 in the states solved after it.
+func (s *sparseGTH) solve(ctx context.Context, tolerant bool) (x *xvec, unknown int, err error) {
 	n := s.g.n
-	x := &xvec{m: make([]float64, n), e: make([]int32, n)}
+	x = &xvec{m: make([]float64, n), e: make([]int32, n)}
 	x.m[n-1], x.e[n-1] = 0.5, 1
 	var fpos []int32
 	for k := len(s.o.nodes) - 1; k >= 0; k-- {
 		if k&255 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		fpos = s.frontPositions(k, fpos)
@@ -290,28 +342,59 @@ func (s *sparseGTH) solve(ctx context.Context) (*xvec, error) {
 			// of a censored chain over a pivot) can be far below 1 too.
 			emax := int32(math.MinInt32)
 			for t, f := range col {
-				if f != 0 {
+				if f != 0 && x.m[later[t]] != 0 {
 					_, fe := math.Frexp(x.m[later[t]] * f)
 					emax = max(emax, x.e[later[t]]+int32(fe))
 				}
 			}
 			sum := 0.0
 			for t, f := range col {
-				if f != 0 {
+				if f != 0 && x.m[later[t]] != 0 {
 					p := later[t]
 					fm, fe := math.Frexp(x.m[p] * f)
 					sum += math.Ldexp(fm, int(x.e[p]+int32(fe)-emax))
 				}
 			}
+			if sum == 0 && tolerant {
+				x.m[fpos[j]], x.e[fpos[j]] = 0, 0
+				unknown++
+				continue
+			}
 			if !(sum > 0) || math.IsInf(sum, 0) {
 				st := s.g.class[s.o.perm[fpos[j]]]
-				return nil, fmt.Errorf("%w: sparse GTH: state %d's probability is %g in the scale of its inflow", errNoProgress, st, sum)
+				return nil, 0, fmt.Errorf("%w: sparse GTH: state %d's probability is %g in the scale of its inflow", errNoProgress, st, sum)
 			}
 			mant, e := math.Frexp(sum)
 			x.m[fpos[j]], x.e[fpos[j]] = mant, emax+int32(e)
 		}
 	}
-	return x, nil
+	return x, unknown, nil
+}
+
+// times is x w entry by entry (x itself when w is nil), normalised.
+func (x *xvec) times(w *xvec) *xvec {
+	if w == nil {
+		return x
+	}
+	z := &xvec{m: make([]float64, len(x.m)), e: make([]int32, len(x.m))}
+	for p, m := range x.m {
+		if m == 0 {
+			continue
+		}
+		mm, e := math.Frexp(m * w.m[p])
+		z.m[p], z.e[p] = mm, x.e[p]+w.e[p]+int32(e)
+	}
+	return z
+}
+
+// permute is x (by position in order a) by position in order b.
+func (x *xvec) permute(a, b *ndOrder) *xvec {
+	z := &xvec{m: make([]float64, len(x.m)), e: make([]int32, len(x.m))}
+	for p, v := range a.perm {
+		q := b.pos[v]
+		z.m[q], z.e[q] = x.m[p], x.e[p]
+	}
+	return z
 }
 
 // rowAt and colAt are where the row and the column of node k's j-th
@@ -352,7 +435,7 @@ func (s *sparseGTH) reduceResidual(ctx context.Context, x *xvec, beta []float64)
 			for t, a := range row {
 				if a != 0 {
 					p := fpos[j+1+t]
-					beta[p] += f * a * x.ratio(pj, p)
+					beta[p] += x.scaled(f*a, pj, p)
 				}
 			}
 		}
@@ -393,7 +476,7 @@ func (s *sparseGTH) backCorrect(ctx context.Context, x *xvec, beta, e []float64,
 			for t, f := range col {
 				if f != 0 {
 					p := fpos[j+1+t]
-					sum += e[p] * f * x.ratio(p, pj)
+					sum += e[p] * x.scaled(f, p, pj)
 				}
 			}
 			e[pj] = sum
@@ -413,6 +496,11 @@ type sparsePlan struct {
 	// reanchored: the guessed anchor was rare and the class was reduced
 	// again (for Reason).
 	reanchored bool
+	// scaled: the number of passes whose reduction underflowed, each
+	// followed by one scaled by its solution (for Reason).
+	scaled int
+	// rescale: reduce scaled at least once (Options.SparseRescale).
+	rescale bool
 }
 
 // walkSteps is the length of guessProbable's walk: enough to cross a
@@ -458,50 +546,138 @@ func (pl *sparsePlan) describe() string {
 	if pl.reanchored {
 		again = " (reduced twice: the state guessed most probable was not)"
 	}
+	if pl.scaled > 0 {
+		again += fmt.Sprintf(" (reduced %d more times, scaled by the steady state the one before found: rates underflowed)", pl.scaled)
+	}
 	return fmt.Sprintf("nested dissection into %d fronts, the largest of %d states (a separator of up to %d), %.3g multiply-adds, %s of factors%s",
 		len(o.nodes), o.maxFront, o.maxSep, o.work, membudget.FormatSize(o.factor*8), again)
 }
 
+// scalePasses is the most reductions sparsePlan.solve runs, each scaled
+// by the steady state the one before found, before it gives up on states
+// whose inflow still underflows. Each pass extends the span the
+// reduction holds by about float64's range; two suffice on the web shop
+// of 1,000 users whose probabilities span 1e-2000.
+const scalePasses = 4
+
 // solve reduces the class, back-substitutes its steady state and
-// estimates the error of every throughput: the correction that one step
-// of iterative refinement would apply (refine's estimate), formed
-// relative to each state's own probability, floored by each state's
-// relative imbalance.
+// estimates the error of every throughput (estimate). When some states'
+// inflow underflows in the reduction, it reduces again scaled by what it
+// found (sparseGTH says how), the unknown states estimated from their
+// neighbours (fillUnknown), until none is left.
 func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudget.Budget) (*classSolution, error) {
 	g, o := pl.g, pl.o
 	if pl.tooMuch {
 		return nil, fmt.Errorf("internal error: sparse GTH on an order that was not completed")
 	}
-	if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
-		return nil, err
-	}
-	s, err := factorSparse(ctx, g, o)
-	if err != nil {
-		return nil, err
-	}
-	x, err := s.solve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	n := g.n
-	if top := x.argmax(); x.ratio(int32(n-1), top) < anchorFloor {
-		// The guessed anchor is rare: reduce again with the most
-		// probable state last.
-		s = nil
-		if o, _, err = dissect(ctx, g, 0, o.perm[top]); err != nil {
-			return nil, err
-		}
-		pl.o, pl.reanchored = o, true
+	var w *xvec       // by position in o: the scaling of the next pass
+	var piv []float64 // the unscaled reduction's pivots in the order o
+	for pass := 1; ; pass++ {
 		if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
 			return nil, err
 		}
-		if s, err = factorSparse(ctx, g, o); err != nil {
+		if w != nil && piv == nil {
+			// Reordered after a scaled pass: the pivots of the new
+			// order, unscaled, first.
+			s, err := factorSparse(ctx, g, o, nil, nil)
+			if err != nil {
+				return nil, err
+			}
+			piv = s.piv
+		}
+		s, err := factorSparse(ctx, g, o, w, piv)
+		if err != nil {
 			return nil, err
 		}
-		if x, err = s.solve(ctx); err != nil {
+		if w == nil {
+			piv = s.piv
+		}
+		y, unknown, err := s.solve(ctx, pass < scalePasses)
+		if err != nil {
 			return nil, err
+		}
+		x := y.times(w)
+		if unknown > 0 || pl.rescale && w == nil {
+			pl.scaled = pass
+			fillUnknown(g, o, x)
+			w = x
+			continue
+		}
+		if top := x.argmax(); !pl.reanchored && x.ratio(int32(g.n-1), top) < anchorFloor {
+			// The guessed anchor is rare: reduce again with the most
+			// probable state last (scaled as this pass was).
+			o2, _, err := dissect(ctx, g, 0, o.perm[top])
+			if err != nil {
+				return nil, err
+			}
+			if w != nil {
+				w = x.permute(o, o2)
+			}
+			o, pl.o, pl.reanchored, piv = o2, o2, true, nil
+			continue
+		}
+		return pl.estimate(ctx, c, budget, s, x, y)
+	}
+}
+
+// fillUnknown gives each state of x left unknown (mantissa 0) by a pass
+// that underflowed an estimate from the states around it, in the order
+// of a breadth-first search from the known ones: x_v = max over known u
+// of x_u q_uv / q_v, the least v's balance allows from that inflow alone.
+// The next pass is scaled by it; an estimate off by many orders only
+// makes that pass's rates larger (flows relative to an underestimate),
+// and the pass after corrects it.
+func fillUnknown(g *classGraph, o *ndOrder, x *xvec) {
+	n := g.n
+	queued := make([]bool, n) // by local state
+	var queue []int32
+	for v := 0; v < n; v++ {
+		if x.m[o.pos[v]] == 0 {
+			continue
+		}
+		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+			if u := g.rowCol[t]; x.m[o.pos[u]] == 0 && !queued[u] {
+				queued[u] = true
+				queue = append(queue, u)
+			}
 		}
 	}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		q := 0.0
+		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+			q += g.rowRate[t]
+		}
+		pv := o.pos[v]
+		best, bestE := 0.0, int32(math.MinInt32)
+		for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
+			pu := o.pos[g.colSrc[t]]
+			if x.m[pu] == 0 {
+				continue
+			}
+			fm, fe := math.Frexp(x.m[pu] * g.colRate[t] / q)
+			if e := x.e[pu] + int32(fe); best == 0 || e > bestE || e == bestE && fm > best {
+				best, bestE = fm, e
+			}
+		}
+		x.m[pv], x.e[pv] = best, bestE
+		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
+			if u := g.rowCol[t]; x.m[o.pos[u]] == 0 && !queued[u] {
+				queued[u] = true
+				queue = append(queue, u)
+			}
+		}
+	}
+}
+
+// estimate is the error of every throughput of the solution x (y = x / w,
+// the reduction's own scale): the correction that one step of iterative
+// refinement would apply (refine's estimate), formed relative to each
+// state's own probability, floored by each state's relative imbalance.
+func (pl *sparsePlan) estimate(ctx context.Context, c *ctmc.Chain, budget *membudget.Budget, s *sparseGTH, x, y *xvec) (*classSolution, error) {
+	g, o := pl.g, pl.o
+	n := g.n
 	// The residual relative to each state's probability: the inflow in
 	// units of x_j (each product split exactly, the sum compensated)
 	// less the outflow rates.
@@ -511,10 +687,16 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 		p := o.pos[v]
 		var sum, comp, q float64
 		for t := g.colPtr[v]; t < g.colPtr[v+1]; t++ {
-			a, b := x.ratio(o.pos[g.colSrc[t]], p), g.colRate[t]
+			// The mantissas' ratio times the rate, split exactly, then
+			// both parts scaled by the exponents' difference (exact
+			// unless subnormal): the ratio alone can overflow where the
+			// product (an inflow, at most the state's outflow) cannot.
+			src := o.pos[g.colSrc[t]]
+			a, b := x.m[src]/x.m[p], g.colRate[t]
 			prod := a * b
-			sum, comp = elim.AddCompensated(sum, comp, prod)
-			comp += math.FMA(a, b, -prod)
+			de := int(x.e[src] - x.e[p])
+			sum, comp = elim.AddCompensated(sum, comp, math.Ldexp(prod, de))
+			comp += math.Ldexp(math.FMA(a, b, -prod), de)
 		}
 		for t := g.rowPtr[v]; t < g.rowPtr[v+1]; t++ {
 			sum, comp = elim.AddCompensated(sum, comp, -g.rowRate[t])
@@ -525,7 +707,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 			imbalance[v] = math.Abs(beta[p]) / q
 		}
 	}
-	if err := s.reduceResidual(ctx, x, beta); err != nil {
+	if err := s.reduceResidual(ctx, y, beta); err != nil {
 		return nil, err
 	}
 	// The distribution's weights, in the scale of the most probable state.
@@ -545,7 +727,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 	e := make([]float64, n)
 	anchor, ebar := 0.0, 0.0
 	for pass := 0; ; pass++ {
-		if err := s.backCorrect(ctx, x, beta, e, anchor); err != nil {
+		if err := s.backCorrect(ctx, y, beta, e, anchor); err != nil {
 			return nil, err
 		}
 		var D, spread float64
@@ -595,7 +777,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 			floor[a] = math.Max(floor[a], imbalance[v])
 		}
 	}
-	sol := &classSolution{method: MethodSparse, est: map[string]float64{}, iterations: 1}
+	sol := &classSolution{method: MethodSparse, est: map[string]float64{}, correction: map[string]float64{}, iterations: 1}
 	for a := 0; a < na; a++ {
 		if Ea[a] == math.MinInt32 {
 			continue
@@ -608,6 +790,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 		if lg := math.Log2(xa) + float64(Ea[a]-E) - math.Log2(S); lg < -1000 {
 			return nil, fmt.Errorf("%w: the throughput of %s is about 1e%.0f, below what float64 holds (the steady-state probabilities of the states that enable it are that small)", errNoProgress, c.S.Actions[a], lg*math.Log10(2))
 		}
+		sol.correction[c.S.Actions[a]] = math.Abs(dX[a]) / xa
 		sol.est[c.S.Actions[a]] = math.Max(math.Abs(dX[a])/xa, floor[a]) + 2*unitRoundoff
 	}
 	if err := budget.Check("steady: the distribution", membudget.Bytes(int64(c.N), 8), option.Text(steadyHint)); err != nil {

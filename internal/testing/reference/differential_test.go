@@ -579,6 +579,11 @@ func (h *harness) compareCompiled(agg bool) {
 		h.base.TermMismatch = c.N != h.rc.N() || c.NumTransitions() != h.rc.DistinctTransitions() || h.rc.TermIdentified > 0
 	}
 	h.compareSteady(c, where, steady.MethodAuto)
+	// Sparse GTH forced, and forced to its scaled second reduction
+	// (chains of this size never underflow unscaled): auto reaches it
+	// only above 2,000 states.
+	h.compareSteady(c, where, steady.MethodSparse)
+	h.compareSteady(c, where, sparseRescaled)
 	if h.prof.forcePaths {
 		h.compareSteady(c, where, steady.MethodIterative)
 		h.compareSteady(c, where, steady.MethodSweeps)
@@ -654,13 +659,21 @@ func owningPart(s *ctmc.Structure, chains []*ctmc.Chain, actions []string) int {
 	return owner
 }
 
+// sparseRescaled names the lane of sparse GTH forced to its scaled
+// reduction (steady.Options.SparseRescale).
+const sparseRescaled = steady.MethodSparse + "-rescaled"
+
 // compareSteady compares throughputs. The solver is asked for
 // steadyTolerance: its estimates must say it met it, and every throughput
 // must be within ten times its estimate plus 1e-13 (what steady_accuracy_test
 // measured of the estimates against 256-bit solves) plus the reference's
 // own error, 4 unit roundoffs a state (GTH adds only nonnegative numbers).
 func (h *harness) compareSteady(c *ctmc.Chain, where, method string) {
-	res, err := steady.Solve(h.ctx, c, steady.Options{Method: method, Tolerance: steadyTolerance})
+	opt := steady.Options{Method: method, Tolerance: steadyTolerance}
+	if method == sparseRescaled {
+		opt.Method, opt.SparseRescale = steady.MethodSparse, true
+	}
+	res, err := steady.Solve(h.ctx, c, opt)
 	if method != steady.MethodAuto {
 		where += "-" + method
 	}

@@ -41,9 +41,10 @@ const DefaultSweepLimit = 600
 type Options struct {
 	// Tolerance is the target for the estimated error of every throughput
 	// relative to that throughput (see Result.ThroughputError).
-	// The solvers iterate until every estimate is at or below it; if
-	// one cannot get there, Solve tries the next method or fails rather
-	// than return a vector that misses it. Values below 1e-13, which
+	// The iterative solvers iterate until every estimate is at or below
+	// it; if one cannot get there, Solve tries the next method or fails
+	// rather than return a vector that misses it. The direct ones (GTH,
+	// sparse GTH) report their estimate whatever it is. Values below 1e-13, which
 	// float64 cannot promise on a sum over many states, are raised to
 	// 1e-13. Default 1e-12.
 	Tolerance float64

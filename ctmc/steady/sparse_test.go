@@ -295,6 +295,19 @@ func procResThroughput(n, m int) float64 {
 			a[i][index[st{s.p + 1, s.w, s.u - 1}]] += 0.25 * float64(s.u)
 		}
 	}
+	pi := handGTH(a)
+	X := 0.0
+	for k, s := range states {
+		X += pi[k] * float64(s.p)
+	}
+	return X
+}
+
+// handGTH is the steady state of the generator a (off-diagonal rates;
+// the diagonal is not read), by a dense GTH of the tests' own, written
+// apart from ctmc/steady and ctmc/elim.
+func handGTH(a [][]float64) []float64 {
+	N := len(a)
 	// GTH: eliminate states N-1 down to 1 (each pivot the sum of the
 	// rates left to the states before it), then back-substitute from
 	// state 0.
@@ -325,11 +338,61 @@ func procResThroughput(n, m int) float64 {
 		pi[k] /= piv[k]
 		sum += pi[k]
 	}
-	X := 0.0
-	for k, s := range states {
-		X += pi[k] * float64(s.p)
+	for k := range pi {
+		pi[k] /= sum
 	}
-	return X / sum
+	return pi
+}
+
+// usePoolModel is the other process/resource shape of issue 41 (the IPC's
+// procres test, with numbers of our own): n processes that wait once,
+// then alternate thinking and using one of m resources, which reset
+// after each use. Its closed class is (busy processes, resetting
+// resources): (n+1)(m+1) states.
+func usePoolModel(n, m int) string {
+	return fmt.Sprintf(`think_r = 0.8; use_r = 1.5; reset_r = 2.5;
+Waiting = (use, use_r).P1;
+P1 = (think, think_r).P2;
+P2 = (use, use_r).P1;
+R1 = (use, use_r).R2;
+R2 = (reset, reset_r).R1;
+R1[%d] <use> Waiting[%d]
+`, m, n)
+}
+
+// usePoolThroughput is usePoolModel's think throughput, from its closed
+// class written by hand (a processes ready to use, b resources
+// resetting; think at 0.8 (n - a), use at min(1.5 a, 1.5 (m - b)),
+// reset at 2.5 b) and handGTH.
+func usePoolThroughput(n, m int) float64 {
+	N := (n + 1) * (m + 1)
+	id := func(a, b int) int { return a*(m+1) + b }
+	q := make([][]float64, N)
+	for i := range q {
+		q[i] = make([]float64, N)
+	}
+	for a := 0; a <= n; a++ {
+		for b := 0; b <= m; b++ {
+			i := id(a, b)
+			if a < n {
+				q[i][id(a+1, b)] += 0.8 * float64(n-a)
+			}
+			if r := 1.5 * float64(min(a, m-b)); r > 0 {
+				q[i][id(a-1, b+1)] += r
+			}
+			if b > 0 {
+				q[i][id(a, b-1)] += 2.5 * float64(b)
+			}
+		}
+	}
+	pi := handGTH(q)
+	X := 0.0
+	for a := 0; a <= n; a++ {
+		for b := 0; b <= m; b++ {
+			X += pi[id(a, b)] * 0.8 * float64(n-a)
+		}
+	}
+	return X
 }
 
 // TestSparseProcessResource: the process/resource model of issue 41
@@ -358,6 +421,22 @@ func TestSparseProcessResource(t *testing.T) {
 			}
 		}
 		t.Logf("%d processes, %d resources: %d states, throughput %.12g", tc.n, tc.m, c.N, want)
+	}
+	for _, tc := range []struct{ n, m int }{{40, 24}, {25, 40}} {
+		c := testchain.Chain(t, usePoolModel(tc.n, tc.m))
+		want := usePoolThroughput(tc.n, tc.m)
+		for _, method := range []string{MethodAuto, MethodSparse} {
+			res, err := Solve(context.Background(), c, Options{Method: method})
+			if err != nil {
+				t.Fatalf("use pool %d/%d, %q: %v", tc.n, tc.m, method, err)
+			}
+			for _, a := range []string{"think", "use", "reset"} {
+				if got := throughputOf(c, res.Pi, a); math.Abs(got-want) > 1e-11*want {
+					t.Errorf("use pool %d/%d, %q: %s throughput %.15g, by hand %.15g", tc.n, tc.m, method, a, got, want)
+				}
+			}
+		}
+		t.Logf("use pool %d processes, %d resources: %d states, throughput %.12g", tc.n, tc.m, c.N, want)
 	}
 }
 

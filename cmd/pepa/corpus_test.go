@@ -26,13 +26,15 @@ import (
 	"pepa/lang"
 )
 
-// The public corpus: PEPA models written for other tools (the Imperial
-// PEPA Compiler's tests and examples, pyPEPA's tests, PRISM's PEPA
-// examples and tests, pepapot), run through check, states and steady as a
-// user would, in child processes (this test binary as pepa, with a time
-// limit per run). The models are other people's: they live beside the
-// project in shared/corpus (testdata/corpus/SOURCES says where each comes
-// from and under which licence), not in this repository; -corpus.dir or
+// The public corpus: PEPA models written for other tools or by other
+// people (the Imperial PEPA Compiler's tests and examples, pyPEPA's tests,
+// PRISM's PEPA examples and tests, pepapot, two course projects, a
+// selfish-mining model, a plug-in fork's examples), run through check,
+// states and steady as a user would, in child processes (this test binary
+// as pepa, with a time limit per run). The models are other people's: they
+// live beside the project in shared/corpus (testdata/corpus/SOURCES says
+// where each comes from and under which licence, if any), not in this
+// repository; -corpus.dir or
 // PEPA_CORPUS points elsewhere. What each model must give is written in
 // testdata/corpus/MANIFEST, one line a model:
 //
@@ -550,6 +552,47 @@ func TestCorpusHandChecked(t *testing.T) {
 		// walking to or serving one of N PCs: 2^N x 2N.
 		{"prism/examples/pepa/PC-LAN4.pepa", false, 16 * 8, nil},
 		{"prism/examples/pepa/PC-LAN6.pepa", false, 64 * 12, nil},
+		// A hospital's patient going round arrive (400), register
+		// (2000), blood (120) and wait (2000), each shared with a
+		// department at the same rate: one cycle of 1/400 + 1/2000 +
+		// 1/120 + 1/2000 = 71/6000 time units, so every action 6000/71.
+		{"hospital-scheduling/Patient_B.pepa", false, 4, map[string]float64{
+			"arriveB": 6000.0 / 71, "register": 6000.0 / 71, "blood": 6000.0 / 71, "wait": 6000.0 / 71}},
+		// The same with xray (80) for blood: 96/6000 a cycle, 62.5.
+		{"hospital-scheduling/Patient_X.pepa", false, 4, map[string]float64{
+			"arriveX": 62.5, "register": 62.5, "xray": 62.5, "wait": 62.5}},
+		// Both tests, in either order, after a choice (decideB, T) +
+		// (decideX, T) made with partners of rate 1 each (T is passive:
+		// the choice takes 1/2): 1/400 + 1/2000 + 1/2 + 1/120 + 1/80 +
+		// 1/2000 = 3146/6000 a cycle; each decision half the cycles.
+		{"hospital-scheduling/Patient_BX.pepa", false, 9, map[string]float64{
+			"arriveBX": 6000.0 / 3146, "register": 6000.0 / 3146, "blood": 6000.0 / 3146,
+			"xray": 6000.0 / 3146, "wait": 6000.0 / 3146, "decideB": 3000.0 / 3146, "decideX": 3000.0 / 3146}},
+		// Process1[8] <use> CPU1[4], two local states a copy: 2^12
+		// states, 9 x 5 once the copies are counted.
+		{"hospital-scheduling/test.pepa", false, 1 << 12, nil},
+		{"hospital-scheduling/test.pepa", true, 9 * 5, nil},
+		// PatientB[4] || PatientX[4] beside one-state departments: 4^8,
+		// and C(7,3)^2 = 35^2 multisets. With PatientB and PatientX once
+		// and PatientBX (9 local states) three times: 4 x 4 x 9^3, and
+		// 4 x 4 x C(11,3) = 4 x 4 x 165.
+		{"hospital-scheduling/Patient_B_X.pepa", false, 1 << 16, nil},
+		{"hospital-scheduling/Patient_B_X.pepa", true, 35 * 35, nil},
+		{"hospital-scheduling/Patient_B_X_BX.pepa", false, 4 * 4 * 729, nil},
+		{"hospital-scheduling/Patient_B_X_BX.pepa", true, 4 * 4 * 165, nil},
+		// One sequential component: NewHeight and six rounds of nine
+		// derivatives (Round, three proposers, Prevote, NilPrevote,
+		// Unsuccess, PreCommit, Commit).
+		{"cosmos-discovery/PEPA/PEPA/non-homogeneous.pepa", false, 1 + 6*9, nil},
+		// From (H, V, J), request at min(r = 1, J's 1/2 + 1/2) = 1,
+		// split evenly to (H, R, A) and (H, R, RJ); each returns at rate
+		// 1 (send_hv at min(t, s), punish at min(t, p); the other action
+		// is blocked by J's side). pi = (1/2, 1/4, 1/4); send_vh is V's
+		// self-loop at s = 1 with H passive, in the first state only.
+		{"valuetools-pepa/Examples/TimeReversibility/valuetools-time-reversibility.pepa", false, 3, map[string]float64{
+			"request": 0.5, "send_vh": 0.5, "send_hv": 0.25, "punish": 0.25}},
+		// Three cooperating copies of one 6-state process: 6^3.
+		{"valuetools-pepa/Examples/ProportionalLumpability/valuetools-proportional.pepa", false, 216, nil},
 	}
 	// P1[N] <a> Q1[N]: 4^N states, (N+1)^2 once the copies are counted.
 	for n := 1; n <= 6; n++ {

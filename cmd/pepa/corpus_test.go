@@ -44,7 +44,8 @@ import (
 //	PATH  large     WHAT                states --max-states 200000 refuses at once ("model too
 //	                                    large"); -corpus.long runs the verbs in full, WHAT being
 //	                                    what they give then (answered states=N, deadlock
-//	                                    states=N, or slow: over the time limit)
+//	                                    states=N; slow: over the time limit; toolarge: refused as
+//	                                    "model too large" in under 2 s, sized before it is built)
 //	PATH  known-steady states=N         states answers, steady fails (a known failure of the
 //	                                    solvers, said in a comment); steady runs with -corpus.long
 //
@@ -374,6 +375,14 @@ func corpusModel(t *testing.T, dir string, e corpusEntry) time.Duration {
 			return took
 		}
 		want, limit, maxStates = e.long, longLimit, nil
+		if want == "toolarge" {
+			st := runVerb(t, dir, limit, "states", e.path)
+			took += st.took
+			if st.code != exitInvalid || !strings.Contains(st.stderr, "model too large") || st.took > 2*time.Second {
+				t.Errorf("states (no --max-states): want \"model too large\" in under 2 s, got exit %d after %v:\n%s", st.code, st.took, st.stderr)
+			}
+			return took
+		}
 		if want == "slow" {
 			st := runVerb(t, dir, limit, "states", e.path)
 			took += st.took

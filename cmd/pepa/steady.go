@@ -46,7 +46,7 @@ func parseSteady(ctx context.Context, e *env, args []string) (*steadyCmd, contex
 `)
 	a := &steadyCmd{analysisBase: analysisBase{verb: "steady"}}
 	a.o.register(fs)
-	fs.Float64Var(&a.opt.Tolerance, "tolerance", 1e-12, "gauss-seidel, bicgstab: iterate until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth reports its estimate whatever it is")
+	fs.Float64Var(&a.opt.Tolerance, "tolerance", 1e-12, "gauss-seidel, bicgstab: iterate until the estimated error of every throughput, relative to itself, is at most `TOL` (floor 1e-13), and fail if it cannot; gth and sparse-gth report their estimate whatever it is")
 	fs.IntVar(&a.opt.MaxIterations, "max-iterations", 100000, "give up (with an error) after `N` BiCGSTAB iterations, or N sweeps of a forced gauss-seidel")
 	fs.Float64Var(&a.opt.Omega, "omega", 1, "ignored (the former Gauss-Seidel solver's SOR factor; kept so scripts keep working)")
 	method := fs.String("method", "auto", "`METHOD`: auto (per closed class: gth up to 2000 states; above, in turn, sparse-gth first when its predicted work is small, gauss-seidel, sparse-gth, bicgstab, then sparse-gth whatever its work; each failure (no convergence, a breakdown, probabilities beyond float64, the memory budget) hands over to the next; --verbose says which ran and why each before failed), gth (dense direct), sparse-gth (direct by nested dissection, probabilities kept with their own exponents), gauss-seidel (sweeps over the chain in place), bicgstab (ILU(0)-preconditioned, iterative)")

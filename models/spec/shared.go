@@ -67,26 +67,15 @@ const maxCapacity = 1000
 // in.Resources (sorted by name). It runs after the owners are resolved.
 func (r *resolver) resolveResources(in *Instance) {
 	spec := r.s.Resources
-	if spec == nil {
+	names := sectionNames(r, "resources", spec, "resources is empty: declare at least one shared resource, or leave resources out")
+	if names == nil {
 		return
 	}
-	if len(spec) == 0 {
-		r.errorf("resources", "resources is empty: declare at least one shared resource, or leave resources out")
-		return
-	}
-	names := make([]string, 0, len(spec))
-	for name := range spec {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	taken := r.takenNames(in)
 	// Unknown names (the matrix failed) are not checked: every reference
 	// would look wrong.
 	machsKnown := in.Machines != nil
-	machIndex := map[string]int{}
-	for j, m := range in.Machines {
-		machIndex[m] = j
-	}
+	machIndex := machineIndex(in)
 	for _, name := range names {
 		res := spec[name]
 		path := "resources." + name

@@ -1,10 +1,39 @@
+// What the resolvers share about things given by name: a section of
+// named objects (pools, resources), the index of the machines, and a value
+// given per machine or per application as a list or an object.
+
 package spec
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
+
+// sectionNames lists the names of a section of named objects (pools,
+// resources) in order; nil when the section is absent, or empty (then
+// reported at section with the message empty).
+func sectionNames[T any](r *resolver, section string, spec map[string]T, empty string) []string {
+	if spec == nil {
+		return nil
+	}
+	if len(spec) == 0 {
+		r.errorf(section, "%s", empty)
+		return nil
+	}
+	return slices.Sorted(maps.Keys(spec))
+}
+
+// machineIndex maps each machine's name to its index.
+func machineIndex(in *Instance) map[string]int {
+	index := make(map[string]int, len(in.Machines))
+	for j, m := range in.Machines {
+		index[m] = j
+	}
+	return index
+}
 
 // perNameForm is how perName words its errors about a value given per
 // machine or per application.

@@ -125,6 +125,11 @@ func Robustness(ctx context.Context, in []Input, req Request) (*Report, error) {
 	if err := req.check(); err != nil {
 		return nil, err
 	}
+	for _, m := range in {
+		if m.Model == nil {
+			return nil, &InputError{Name: m.Name, Err: errors.New("no model")}
+		}
+	}
 	rep := &Report{Beta: req.Beta, Semantics: req.Semantics, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
 	for i, m := range in {
 		r, st, err := robustnessOf(ctx, i, m, req)
@@ -163,6 +168,14 @@ func (req *Request) check() error {
 	}
 	if req.RankBy == "joint" && (req.Energy == nil || !(req.Energy.Budget > 0)) {
 		return errors.New("ranking by the joint figure P(makespan <= beta and E <= B) needs an energy budget")
+	}
+	if e := req.Energy; e != nil {
+		switch {
+		case req.Semantics != passage.Initial || req.Cycling:
+			return option.Errorf("energy figures are defined under initial semantics with finished machines stopped (semantics.md section 5): not with {Semantics} plugin or {Cycling}")
+		case !(e.Budget >= 0) || math.IsInf(e.Budget, 0):
+			return fmt.Errorf("the energy budget must be a finite number of joules >= 0, not %g", e.Budget)
+		}
 	}
 	return nil
 }

@@ -422,23 +422,40 @@ func DeriveGroups(ctx context.Context, s *ctmc.Structure, opt Options) ([]GroupC
 		return nil, err
 	}
 	var out []GroupChain
-	for _, j := range groupJobs(s, machines) {
-		if len(j.machines) == 0 {
-			continue
-		}
-		if err := j.derive(ctx, s, stop, opt); err != nil {
-			return nil, err
-		}
-		if j.err != nil {
-			return nil, j.err
-		}
+	err = eachDerivedGroup(ctx, s, machines, stop, opt, func(j *groupJob) error {
 		gc := GroupChain{Leaves: j.leaves, Chain: j.c}
 		for _, i := range j.machines {
 			gc.Machines = append(gc.Machines, j.machineIn(machines[i]))
 		}
 		out = append(out, gc)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachDerivedGroup derives, one after the other, the chain of every group
+// with an analysed machine and hands it to f; a group whose chain cannot
+// be derived (past MaxGroupStates: nothing is simulated here) fails, as
+// does f.
+func eachDerivedGroup(ctx context.Context, s *ctmc.Structure, machines []*Machine, stop map[*ctmc.Leaf][]int32, opt Options, f func(j *groupJob) error) error {
+	for _, j := range groupJobs(s, machines) {
+		if len(j.machines) == 0 {
+			continue
+		}
+		if err := j.derive(ctx, s, stop, opt); err != nil {
+			return err
+		}
+		if j.err != nil {
+			return j.err
+		}
+		if err := f(j); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pluginProblems sets every machine's plug-in passage: from the states

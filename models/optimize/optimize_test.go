@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"pepa/internal/testing/mappingtest"
 	"pepa/models/spec"
 )
 
@@ -43,14 +44,7 @@ func TestHeuristicsByHand(t *testing.T) {
 func randomSmallSpec(t testing.TB, apps, machines int, owners bool, seed uint64) *spec.Instance {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	etc := make([][]float64, apps)
-	for i := range etc {
-		base := 1 + 4*rng.Float64()
-		etc[i] = make([]float64, machines)
-		for j := range etc[i] {
-			etc[i][j] = math.Round(base*(0.5+rng.Float64())*100) / 100
-		}
-	}
+	etc := mappingtest.RandomETC(rng, apps, machines)
 	doc := map[string]any{
 		"etc":          etc,
 		"workload":     map[string]any{"nominal": 1, "perturbed": map[string]any{"uniform": []float64{1, 1.5}}},

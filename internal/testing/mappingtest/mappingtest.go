@@ -19,15 +19,7 @@ import (
 // machines machines, seeded ETC and perturbations, and one (round-robin)
 // mapping named rr.
 func RandomSpecJSON(apps, machines int, seed uint64) []byte {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	etc := make([][]float64, apps)
-	for i := range etc {
-		base := 1 + 4*rng.Float64()
-		etc[i] = make([]float64, machines)
-		for j := range etc[i] {
-			etc[i][j] = math.Round(base*(0.5+rng.Float64())*100) / 100
-		}
-	}
+	etc := RandomETC(rand.New(rand.NewPCG(seed, 1)), apps, machines)
 	alloc := map[string][]string{}
 	for i := 0; i < apps; i++ {
 		m := fmt.Sprintf("M%d", i%machines+1)
@@ -42,6 +34,21 @@ func RandomSpecJSON(apps, machines int, seed uint64) []byte {
 	}
 	b, _ := json.Marshal(doc) // maps, slices and numbers: never fails
 	return b
+}
+
+// RandomETC draws an ETC matrix of apps rows and machines columns: each
+// application a base time in [1, 5), each machine's entry the base times
+// a factor in [0.5, 1.5), to two decimals.
+func RandomETC(rng *rand.Rand, apps, machines int) [][]float64 {
+	etc := make([][]float64, apps)
+	for i := range etc {
+		base := 1 + 4*rng.Float64()
+		etc[i] = make([]float64, machines)
+		for j := range etc[i] {
+			etc[i][j] = math.Round(base*(0.5+rng.Float64())*100) / 100
+		}
+	}
+	return etc
 }
 
 // Generated runs write (a mapping's Generate) and reads the model back:

@@ -126,12 +126,14 @@ var ErrTooManyStates = errors.New("model too large")
 // therefore exactly the single-threaded breadth-first one, whatever the
 // number of cores.
 //
-// It stays one function (about 200 lines) on purpose: the loop's state
+// The loop that schedules the chunks stays here, in one piece: its state
 // (the chunk being numbered, the one expanded ahead, the wait group that
-// joins them, the reservations made against the budget) is shared by every
-// step, and split into methods it became a struct whose fields each step
-// half-owned, harder to check for the one invariant that matters (a chunk
-// is numbered only after its expansion is joined).
+// joins them) is shared by every step, and split into methods it became a
+// struct whose fields each step half-owned, harder to check for the one
+// invariant that matters (a chunk is numbered only after its expansion is
+// joined). What owns none of that state is apart: the reservations
+// (reserveChain), laying a chunk out (layChunk), numbering it
+// (numbering.number) and copying its rows (copyRowsParallel).
 func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error) {
 	if err := s.checkSizeBound(opt.MaxStates); err != nil {
 		return nil, err
@@ -142,74 +144,29 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	set := newIndex(s, opt.MaxStates, budget)
 	direct, _ := set.(*directIndex)
 
-	// Growing the transition arrays by append copies them several times
-	// over, and on this kind of machine touching fresh pages is as costly
-	// as the copy (measured: half the time of a 50M-transition derivation).
-	// When the product of the leaves' local state counts bounds the state
-	// space tightly enough, the arrays are reserved once from that bound and
-	// the transitions per state seen so far; the untouched part of a
-	// reservation costs no resident memory, but it is address space, and
-	// the Go runtime counts it as in use: reservations take at most a
-	// quarter of what the budget leaves (newSizeEstimate).
-	est := newSizeEstimate(s, opt.MaxStates, budget.Left())
-	if est.states > 0 {
-		if err := budget.Check("derive: reserving the state array", membudget.Bytes(int64(est.states), int64(w*8+8)), ""); err != nil {
-			est.states = 0 // no reservation: the arrays grow as needed, each growth checked
-		}
-	}
-	if est.states > 0 {
-		c.States = make([]uint64, 0, est.states*w)
-		adviseHuge(c.States)
-	}
-	var rowPtr []int64
-	if est.states > 0 {
-		rowPtr = make([]int64, 0, est.states+1)
-		adviseHuge(rowPtr)
-	}
-	rowPtr = append(rowPtr, 0)
-	c.States = append(c.States, make([]uint64, w)...) // every leaf starts in local state 0
+	est, rowPtr := reserveChain(c, opt.MaxStates, budget)
 	set.insert(c.States, 0, 0)
+	rates := newRateInterner()
+	rates.budget = budget
+	numberer := numbering{c: c, set: set, rates: rates, rowPtr: &rowPtr, budget: budget, est: est, maxStates: opt.MaxStates}
 
 	workers := s.explorers(runtime.GOMAXPROCS(0), transitionLimit(opt.MaxStates))
 	chunkSize, pieceSize := opt.chunking()
-	rates := newRateInterner()
-	rates.budget = budget
 	// Two sets of pieces: one chunk is numbered and copied from one while
 	// the next chunk is expanded into the other.
 	var sets [2][]*piece
 	for k := range sets {
-		sets[k] = make([]*piece, (chunkSize+pieceSize-1)/pieceSize)
-		for i := range sets[k] {
-			sets[k][i] = &piece{w: w}
-		}
+		sets[k] = newPieces((chunkSize+pieceSize-1)/pieceSize, w)
 	}
 	offsets, counts := make([]int, len(sets[0])), make([]int, len(sets[0]))
 	start := time.Now()
 	lastReport := start
 	var wg sync.WaitGroup
 	// chunkAt lays out the chunk of states from next (at most up to
-	// known) on the pieces of set k, and returns its end and its number
-	// of pieces; the rows of the first done states are in c.Col.
-	chunkAt := func(k, next, known, done int) (int, int) {
-		// A chunk's rows are buffered, with every new target's packed
-		// state, until it is numbered: on wide states (thousands of
-		// components, thousands of transitions each) a full chunk would
-		// buffer gigabytes before the state limit is even checked, so the
-		// chunk is sized from the transitions per state seen so far.
-		chunk := chunkSize
-		if done > 0 {
-			perState := float64(len(c.Col))/float64(done) + 1
-			chunk = max(1, min(chunkSize, int(chunkBufferBytes/(perState*float64(8*w+24)))))
-		}
-		hi := min(known, next+chunk)
-		// The chunk is cut into pieces that the workers take in turn (a
-		// worker the system pauses holds up one piece, not half the
-		// chunk).
-		npieces := (hi - next + pieceSize - 1) / pieceSize
-		for i := 0; i < npieces; i++ {
-			sets[k][i].lo, sets[k][i].hi = next+i*pieceSize, min(hi, next+(i+1)*pieceSize)
-		}
-		return hi, npieces
+	// known) on the pieces of set k; the rows of the first done states
+	// are in c.Col.
+	chunkAt := func(k, next, known, done int) (hi, npieces int) {
+		return layChunk(sets[k], len(c.Col), w, chunkSize, pieceSize, next, known, done)
 	}
 	// expansion hands out the pieces of one chunk to the explorers that
 	// take part (run).
@@ -277,64 +234,20 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 			}
 		}
 		// Numbering is sequential; the rows are then copied into place.
-		// The arrays it appends to are grown first, within the budget:
-		// room for every target not numbered yet (an upper bound on the
-		// new states) and a row per state.
-		pieces := sets[cur]
-		if err := reserveChunk(budget, c, &rowPtr, set, pieces[:npieces], opt.MaxStates); err != nil {
+		pieces := sets[cur][:npieces]
+		if err := numberer.number(pieces, hi, offsets, counts); err != nil {
 			wg.Wait()
 			return nil, err
-		}
-		base := len(c.Col)
-		total := 0
-		for i, p := range pieces[:npieces] {
-			n, err := p.number(c, set, rates, &rowPtr, base+total, opt.MaxStates)
-			if err != nil {
-				wg.Wait()
-				return nil, err
-			}
-			offsets[i], counts[i] = base+total, n
-			total += n
-		}
-		rates.publish()
-		hint := 0
-		if cap(c.Col)-len(c.Col) < total {
-			// At most half of what the budget leaves goes to the
-			// reservation: 10 bytes a transition (target, action, rate
-			// index), more once the rates are listed themselves.
-			hint = min(est.transitions(base+total, hi), int(min(budget.Left()/20, math.MaxInt32)))
 		}
 		full := rates.full
-		if err := extendTransitions(budget, c, total, hint, full); err != nil {
-			wg.Wait()
-			return nil, err
-		}
 		if ahead != nil {
-			for i := range pieces[:npieces] {
+			for i := range pieces {
 				pieces[i].copyRows(c, full, offsets[i], counts[i])
 			}
 			run(workers[0], ahead)
 			wg.Wait()
 		} else {
-			var taken atomic.Int64
-			copyRun := func() {
-				for {
-					i := int(taken.Add(1)) - 1
-					if i >= npieces {
-						return
-					}
-					pieces[i].copyRows(c, full, offsets[i], counts[i])
-				}
-			}
-			for k := 1; k < min(len(workers), npieces); k++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					copyRun()
-				}()
-			}
-			copyRun()
-			wg.Wait()
+			copyRowsParallel(c, pieces, full, offsets, counts, len(workers))
 		}
 		next = hi
 		cur = 1 - cur
@@ -349,6 +262,140 @@ func Derive(ctx context.Context, s *Structure, opt DeriveOptions) (*Chain, error
 	c.RowPtr = rowPtr
 	trimChain(budget, c)
 	return c, nil
+}
+
+// reserveChain reserves the chain's state and row arrays and puts the
+// initial state (every leaf in local state 0) in. Growing the transition
+// arrays by append copies them several times over, and on this kind of
+// machine touching fresh pages is as costly as the copy (measured: half
+// the time of a 50M-transition derivation). When the product of the
+// leaves' local state counts bounds the state space tightly enough, the
+// arrays are reserved once from that bound and the transitions per state
+// seen so far; the untouched part of a reservation costs no resident
+// memory, but it is address space, and the Go runtime counts it as in
+// use: reservations take at most a quarter of what the budget leaves
+// (newSizeEstimate). It returns the estimate (states 0: no reservation)
+// and the row offsets holding the first row's start.
+func reserveChain(c *Chain, maxStates int, budget *membudget.Budget) (sizeEstimate, []int64) {
+	w := c.S.Words
+	est := newSizeEstimate(c.S, maxStates, budget.Left())
+	if est.states > 0 {
+		if err := budget.Check("derive: reserving the state array", membudget.Bytes(int64(est.states), int64(w*8+8)), ""); err != nil {
+			est.states = 0 // no reservation: the arrays grow as needed, each growth checked
+		}
+	}
+	var rowPtr []int64
+	if est.states > 0 {
+		c.States = make([]uint64, 0, est.states*w)
+		adviseHuge(c.States)
+		rowPtr = make([]int64, 0, est.states+1)
+		adviseHuge(rowPtr)
+	}
+	rowPtr = append(rowPtr, 0)
+	c.States = append(c.States, make([]uint64, w)...)
+	return est, rowPtr
+}
+
+// layChunk lays out the chunk of states from next (at most up to known)
+// on pieces, and returns its end and its number of pieces; transitions
+// is the count of the transitions of the first done states (those
+// numbered so far), w the words per state. A chunk's rows are buffered, with every new target's packed
+// state, until it is numbered: on wide states (thousands of components,
+// thousands of transitions each) a full chunk would buffer gigabytes
+// before the state limit is even checked, so the chunk is sized from the
+// transitions per state seen so far. The chunk is cut into pieces that
+// the workers take in turn (a worker the system pauses holds up one
+// piece, not half the chunk).
+func layChunk(pieces []*piece, transitions, w, chunkSize, pieceSize, next, known, done int) (hi, npieces int) {
+	chunk := chunkSize
+	if done > 0 {
+		perState := float64(transitions)/float64(done) + 1
+		chunk = max(1, min(chunkSize, int(chunkBufferBytes/(perState*float64(8*w+24)))))
+	}
+	hi = min(known, next+chunk)
+	npieces = (hi - next + pieceSize - 1) / pieceSize
+	for i := 0; i < npieces; i++ {
+		pieces[i].lo, pieces[i].hi = next+i*pieceSize, min(hi, next+(i+1)*pieceSize)
+	}
+	return hi, npieces
+}
+
+// newPieces makes n pieces for states of w words.
+func newPieces(n, w int) []*piece {
+	pieces := make([]*piece, n)
+	for i := range pieces {
+		pieces[i] = &piece{w: w}
+	}
+	return pieces
+}
+
+// numbering is what numbering one chunk reads and appends to.
+type numbering struct {
+	c         *Chain
+	set       stateIndex
+	rates     *rateInterner
+	rowPtr    *[]int64
+	budget    *membudget.Budget
+	est       sizeEstimate
+	maxStates int
+}
+
+// number numbers a chunk's new targets, in state order, and appends its
+// rows' offsets; the transitions arrays are then grown to hold the rows
+// (copyRows puts them in). Numbering is sequential. The arrays it appends
+// to are grown first, within the budget: room for every target not
+// numbered yet (an upper bound on the new states) and a row per state. hi
+// is the chunk's end; offsets[i] and counts[i] receive where piece i's
+// transitions go and how many there are.
+func (nc numbering) number(pieces []*piece, hi int, offsets, counts []int) error {
+	c := nc.c
+	if err := reserveChunk(nc.budget, c, nc.rowPtr, nc.set, pieces, nc.maxStates); err != nil {
+		return err
+	}
+	base := len(c.Col)
+	total := 0
+	for i, p := range pieces {
+		n, err := p.number(c, nc.set, nc.rates, nc.rowPtr, base+total, nc.maxStates)
+		if err != nil {
+			return err
+		}
+		offsets[i], counts[i] = base+total, n
+		total += n
+	}
+	nc.rates.publish()
+	hint := 0
+	if cap(c.Col)-len(c.Col) < total {
+		// At most half of what the budget leaves goes to the
+		// reservation: 10 bytes a transition (target, action, rate
+		// index), more once the rates are listed themselves.
+		hint = min(nc.est.transitions(base+total, hi), int(min(nc.budget.Left()/20, math.MaxInt32)))
+	}
+	return extendTransitions(nc.budget, c, total, hint, nc.rates.full)
+}
+
+// copyRowsParallel copies the pieces' rows into place on up to workers
+// goroutines, the caller's included, and returns when all are copied.
+func copyRowsParallel(c *Chain, pieces []*piece, full bool, offsets, counts []int, workers int) {
+	var taken atomic.Int64
+	copyRun := func() {
+		for {
+			i := int(taken.Add(1)) - 1
+			if i >= len(pieces) {
+				return
+			}
+			pieces[i].copyRows(c, full, offsets[i], counts[i])
+		}
+	}
+	var wg sync.WaitGroup
+	for k := 1; k < min(workers, len(pieces)); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copyRun()
+		}()
+	}
+	copyRun()
+	wg.Wait()
 }
 
 // trimChain copies the chain's arrays into arrays of their length where a

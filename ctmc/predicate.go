@@ -39,7 +39,7 @@ func SelectStates(c *Chain, p *Predicate) []bool {
 
 // ParsePredicate parses a state predicate against a structure's components.
 func ParsePredicate(s *Structure, text string) (*Predicate, error) {
-	toks, err := predTokens(text)
+	toks, err := PredicateTokens(text)
 	if err != nil {
 		return nil, err
 	}
@@ -49,18 +49,26 @@ func ParsePredicate(s *Structure, text string) (*Predicate, error) {
 		return nil, err
 	}
 	if pp.i < len(pp.toks) {
-		return nil, fmt.Errorf("predicate %q: unexpected %q", text, pp.toks[pp.i].text)
+		return nil, fmt.Errorf("predicate %q: unexpected %q", text, pp.toks[pp.i].Text)
 	}
 	return &Predicate{eval: f, text: text}, nil
 }
 
-type predToken struct {
-	text   string
-	quoted bool
+// PredicateToken is one token of a state predicate: an operator (==, !=,
+// &&, ||, !, parentheses) or a name; Quoted marks a name written in double
+// quotes (never an operator, whatever its text).
+type PredicateToken struct {
+	Text   string
+	Quoted bool
 }
 
-func predTokens(text string) ([]predToken, error) {
-	var out []predToken
+// Is reports whether the token is the operator op.
+func (t PredicateToken) Is(op string) bool { return !t.Quoted && t.Text == op }
+
+// PredicateTokens splits a state predicate (Predicate's syntax) into
+// tokens. The fluid analysis's one-component predicates share it.
+func PredicateTokens(text string) ([]PredicateToken, error) {
+	var out []PredicateToken
 	for i := 0; i < len(text); {
 		c := text[i]
 		switch {
@@ -68,17 +76,17 @@ func predTokens(text string) ([]predToken, error) {
 			i++
 		case strings.HasPrefix(text[i:], "==") || strings.HasPrefix(text[i:], "!=") ||
 			strings.HasPrefix(text[i:], "&&") || strings.HasPrefix(text[i:], "||"):
-			out = append(out, predToken{text: text[i : i+2]})
+			out = append(out, PredicateToken{Text: text[i : i+2]})
 			i += 2
 		case c == '!' || c == '(' || c == ')':
-			out = append(out, predToken{text: text[i : i+1]})
+			out = append(out, PredicateToken{Text: text[i : i+1]})
 			i++
 		case c == '"':
 			j := strings.IndexByte(text[i+1:], '"')
 			if j < 0 {
 				return nil, fmt.Errorf("predicate %q: unterminated quote", text)
 			}
-			out = append(out, predToken{text: text[i+1 : i+1+j], quoted: true})
+			out = append(out, PredicateToken{Text: text[i+1 : i+1+j], Quoted: true})
 			i += j + 2
 		default:
 			j := i
@@ -88,7 +96,7 @@ func predTokens(text string) ([]predToken, error) {
 			if j == i {
 				return nil, fmt.Errorf("predicate %q: unexpected %q", text, text[i:i+1])
 			}
-			out = append(out, predToken{text: text[i:j]})
+			out = append(out, PredicateToken{Text: text[i:j]})
 			i = j
 		}
 	}
@@ -97,12 +105,12 @@ func predTokens(text string) ([]predToken, error) {
 
 type predParser struct {
 	s    *Structure
-	toks []predToken
+	toks []PredicateToken
 	i    int
 }
 
 func (p *predParser) peek(op string) bool {
-	return p.i < len(p.toks) && !p.toks[p.i].quoted && p.toks[p.i].text == op
+	return p.i < len(p.toks) && p.toks[p.i].Is(op)
 }
 
 func (p *predParser) or() (func([]uint64) bool, error) {
@@ -164,34 +172,34 @@ func (p *predParser) unary() (func([]uint64) bool, error) {
 		return nil, fmt.Errorf("predicate: expected COMPONENT == STATE")
 	}
 	comp, op, state := p.toks[p.i], p.toks[p.i+1], p.toks[p.i+2]
-	if op.quoted || (op.text != "==" && op.text != "!=") {
-		return nil, fmt.Errorf("predicate: expected == or != after %s, found %q", comp.text, op.text)
+	if !op.Is("==") && !op.Is("!=") {
+		return nil, fmt.Errorf("predicate: expected == or != after %s, found %q", comp.Text, op.Text)
 	}
 	p.i += 3
 	var leaf *Leaf
 	var names []string
 	for _, l := range p.s.Leaves {
 		names = append(names, l.Name)
-		if l.Name == comp.text {
+		if l.Name == comp.Text {
 			leaf = l
 		}
 	}
 	if leaf == nil {
-		return nil, fmt.Errorf("predicate: no component %q (the components are %s)", comp.text, strings.Join(limit(names, 12), ", "))
+		return nil, fmt.Errorf("predicate: no component %q (the components are %s)", comp.Text, strings.Join(limit(names, 12), ", "))
 	}
 	local := -1
 	var states []string
 	for s := 0; s < leaf.NumLocal; s++ {
 		n := leaf.LocalName(s)
 		states = append(states, n)
-		if n == state.text {
+		if n == state.Text {
 			local = s
 		}
 	}
 	if local < 0 {
-		return nil, fmt.Errorf("predicate: component %s has no local state %q (its states are %s)", comp.text, state.text, strings.Join(limit(states, 12), "; "))
+		return nil, fmt.Errorf("predicate: component %s has no local state %q (its states are %s)", comp.Text, state.Text, strings.Join(limit(states, 12), "; "))
 	}
-	eq := op.text == "=="
+	eq := op.Text == "=="
 	return func(s []uint64) bool { return (leaf.Local(s) == local) == eq }, nil
 }
 

@@ -142,3 +142,40 @@ B = (d1, infty).B;
 		}
 	}
 }
+
+// TestGroupProbabilitiesEqualAnalyzeGroups: SolveGroupProbabilities
+// (every group to beta only) gives AnalyzeGroups' P(F_j <= beta) and
+// P(all <= beta) within epsilon, on models of machines alone and of
+// machines coupled through networks, and counts every group's states.
+func TestGroupProbabilitiesEqualAnalyzeGroups(t *testing.T) {
+	for name, src := range map[string]string{
+		"two pairs":             testmodels.Networked(9, 5, [][]int{{1, 2}, {4, 5}}, 0.7),
+		"every machine its own": testmodels.Networked(8, 3, [][]int{{1}, {2}, {3}}, 1.1),
+		"three share a network": testmodels.Networked(12, 4, [][]int{{1, 2, 3}}, 0.4),
+	} {
+		s := structureOf(t, src)
+		const beta, eps = 20, 1e-12
+		gp, err := SolveGroupProbabilities(context.Background(), s, nil, beta, eps, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		res, err := AnalyzeGroups(context.Background(), s, Options{Question: Question{Beta: beta, Epsilon: eps}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(gp.Machines) != len(res.Machines) {
+			t.Fatalf("%s: %d machines, AnalyzeGroups %d", name, len(gp.Machines), len(res.Machines))
+		}
+		for i, mr := range res.Machines {
+			if gp.Machines[i].Name != mr.Name || math.Abs(gp.PByBeta[i]-mr.PByBeta) > 1e-10 {
+				t.Errorf("%s: %s P(F <= %g) = %.15g, AnalyzeGroups %s %.15g", name, gp.Machines[i].Name, float64(beta), gp.PByBeta[i], mr.Name, mr.PByBeta)
+			}
+		}
+		if math.Abs(gp.PAll-res.PAllByBeta) > 1e-10 {
+			t.Errorf("%s: P(all <= %g) = %.15g, AnalyzeGroups %.15g", name, float64(beta), gp.PAll, res.PAllByBeta)
+		}
+		if gp.States != res.States {
+			t.Errorf("%s: %d states, AnalyzeGroups %d", name, gp.States, res.States)
+		}
+	}
+}

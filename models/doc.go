@@ -4,18 +4,28 @@
 // computes each machine's finishing-time distribution with package passage
 // and derives the robustness figures of semantics.md section 3: Robustness
 // takes a Request (one model or several) to a Report (each model's Result,
-// the ranking, sensitivities, energy figures). It holds: machines.go (which
-// components are machines), groups.go and groupsolve.go (the analysis by
-// groups of coupled machines), robustness.go (Options, Result, the flat
-// analysis and the joint makespan), request.go (Request, Report,
-// Robustness), rank.go, sensitivity.go, simgroups.go (a group past the
-// budget, simulated), pragma.go and owner.go (the pepa: pragmas a model
-// carries, among them an owner's workload), simulation.go (Simulate: one
-// simulation, pepa simulate's call), energyfig.go and
-// energyflags.go (the energy figures of semantics.md section 5 and their
-// rate-divided chains: they need the groups' chains, so they live beside
-// them; package energy has the arithmetic), flags.go (the chain with a
-// completion flag per machine) and parallel.go.
+// the ranking, sensitivities, energy figures).
+//
+// The files, in the order of a call (each calls only files below it):
+// request.go (Request, Report, Robustness: the request validated once,
+// each model compiled and sent down one path, the energy figures added,
+// the ranking); then the two paths, groups.go (AnalyzeGroups, the
+// default: each group of coupled machines on its own chain; simgroups.go,
+// a group past the budget simulated; groupsolve.go, the groups'
+// probabilities alone, for the optimizer) and flat.go (the product chain:
+// flatRobustness, Analyze, the joint figures from the chain with
+// completion flags, flags.go; a model past the budget simulated whole);
+// energyfig.go and energyflags.go (the energy figures of semantics.md
+// section 5 and their rate-divided chains: they need the groups' chains;
+// package energy has the arithmetic), sensitivity.go, rank.go; below them
+// what both paths share: result.go (Question, Options, Result,
+// MachineResult), chains.go (the stop rule applied to a structure, the
+// start distributions, the simulator's spec), makespan.go (the machines'
+// means and the joint makespan figures from the distributions: MaxMean),
+// machines.go (which components are machines), pragma.go and owner.go
+// (the pepa: pragmas a model carries, among them an owner's workload) and
+// parallel.go. simulation.go (Simulate: one simulation, pepa simulate's
+// call) is an entry of its own.
 //
 // What is built on it lives below: models/spec (mapping specifications and
 // the models gen writes from them), models/optimize (the search for the

@@ -115,7 +115,8 @@ func MachinePower(analysedNames []string, pr *Pragmas, flags PowerFlags) (names 
 
 // energyFigures computes the energy figures of model s (compiled, as
 // given: not stopped) whose robustness figures are r, with opt the
-// analysis's options (initial semantics, finished machines stopped).
+// analysis's options (initial semantics, finished machines stopped:
+// Request.check refuses energy figures under any other).
 func energyFigures(ctx context.Context, s *ctmc.Structure, r *Result, opt Options, req EnergyRequest) (*EnergyResult, error) {
 	names, power, err := machinePower(r, opt.Pragmas, req.Power)
 	if err != nil {
@@ -126,9 +127,6 @@ func energyFigures(ctx context.Context, s *ctmc.Structure, r *Result, opt Option
 			return nil, option.Errorf("an energy budget needs the machines' power: no power is known (give {BusyPower}, or //pepa:power lines in the model)")
 		}
 		return nil, nil
-	}
-	if opt.Semantics != passage.Initial || opt.Cycling {
-		return nil, option.Errorf("energy figures are defined under initial semantics with finished machines stopped (semantics.md section 5): not with {Semantics} plugin or {Cycling}")
 	}
 	e := &EnergyResult{Machines: names, Busy: power.Busy, Idle: power.Idle, Budget: math.NaN(),
 		PByBudget: math.NaN(), PAllWithinBudget: math.NaN(), PByBudgetLo: math.NaN(), PByBudgetHi: math.NaN(),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 
@@ -44,64 +43,6 @@ type GroupResult struct {
 	dist                    passage.Distribution
 	maxRest                 float64   // largest mean remaining time (NaN: tails from the series)
 	simFinish               []float64 // simulated: the group's all-finished time per replication
-}
-
-// stopped reports whether the stop rule applies: initial semantics, and the
-// finished-machines-keep-cycling reading not asked for.
-func (o *Options) stopped() bool { return o.Semantics == passage.Initial && !o.Cycling }
-
-// Stopped returns the structure on which the makespan figures of a flat
-// analysis are computed: for initial semantics (and without Cycling), when
-// some machine is coupled to another component, the model with every
-// machine's cycle-closing actions leading to a terminal local state
-// (semantics.md section 3, "A finished machine stops"); otherwise s
-// itself. Machines that share nothing have the same figures either way,
-// and their chain stays as small as the model's.
-func Stopped(s *ctmc.Structure, opt Options) (*ctmc.Structure, error) {
-	opt.defaults()
-	if !opt.stopped() {
-		return s, nil
-	}
-	all, err := FindMachines(s, nil)
-	if err != nil {
-		return nil, err
-	}
-	isMachine := map[*ctmc.Leaf]bool{}
-	for _, m := range all {
-		isMachine[m.Leaf] = true
-	}
-	coupled := false
-	for _, g := range s.Groups() {
-		if len(g) > 1 {
-			for _, l := range g {
-				coupled = coupled || isMachine[l]
-			}
-		}
-	}
-	if !coupled {
-		return s, nil
-	}
-	return StopAll(s)
-}
-
-// StopAll returns the model with every machine stopped once it has
-// finished, coupled or not (pepa states --stopped).
-func StopAll(s *ctmc.Structure) (*ctmc.Structure, error) {
-	all, err := FindMachines(s, nil)
-	if err != nil {
-		return nil, err
-	}
-	sub, _, err := s.Restrict(nil, stopMap(all))
-	return sub, err
-}
-
-// stopMap maps every machine's leaf to its cycle-closing actions.
-func stopMap(machines []*Machine) map[*ctmc.Leaf][]int32 {
-	out := map[*ctmc.Leaf][]int32{}
-	for _, m := range machines {
-		out[m.Leaf] = m.Last
-	}
-	return out
 }
 
 // groupJob is one group to solve: its moving leaves and the analysed
@@ -326,16 +267,6 @@ func (j *groupJob) machineIn(m *Machine) *Machine {
 	return &Machine{Name: m.Name, Leaf: leafIn(c, m.Leaf), First: c.S.ActionsFrom(j.s, m.First), Last: c.S.ActionsFrom(j.s, m.Last), Apps: m.Apps}
 }
 
-// leafIn is the leaf of chain c's structure named like l.
-func leafIn(c *ctmc.Chain, l *ctmc.Leaf) *ctmc.Leaf {
-	for _, x := range c.S.Leaves {
-		if x.Name == l.Name {
-			return x
-		}
-	}
-	return nil
-}
-
 // initialProblems sets the initial-semantics passages of a group: each
 // machine's first firing of its cycle-closing actions, from the start the
 // pragmas give its components, and with two or more machines the passage
@@ -491,52 +422,40 @@ func DeriveGroups(ctx context.Context, s *ctmc.Structure, opt Options) ([]GroupC
 		return nil, err
 	}
 	var out []GroupChain
-	for _, j := range groupJobs(s, machines) {
-		if len(j.machines) == 0 {
-			continue
-		}
-		if err := j.derive(ctx, s, stop, opt); err != nil {
-			return nil, err
-		}
-		if j.err != nil {
-			return nil, j.err
-		}
+	err = eachDerivedGroup(ctx, s, machines, stop, opt, func(j *groupJob) error {
 		gc := GroupChain{Leaves: j.leaves, Chain: j.c}
 		for _, i := range j.machines {
 			gc.Machines = append(gc.Machines, j.machineIn(machines[i]))
 		}
 		out = append(out, gc)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// PartStart is the start distribution of a group's chain c (GroupChain)
-// from the model's pragmas (nil: none): the initial state, or the
-// //pepa:initial distributions of its components.
-func PartStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) { return partStart(c, pr) }
-
-// partStart is the start distribution of the chain of a part of a model
-// (a group): its components with a //pepa:initial distribution among
-// pr's start in its states, the others in their first.
-func partStart(c *ctmc.Chain, pr *Pragmas) ([]float64, error) {
-	var own *Pragmas
-	if pr != nil {
-		own = &Pragmas{Initial: map[string]map[string]float64{}}
-		for _, l := range c.S.Leaves {
-			if d, ok := pr.InitialOf(l.Name); ok {
-				own.Initial[l.Name] = d
-			}
+// eachDerivedGroup derives, one after the other, the chain of every group
+// with an analysed machine and hands it to f; a group whose chain cannot
+// be derived (past MaxGroupStates: nothing is simulated here) fails, as
+// does f.
+func eachDerivedGroup(ctx context.Context, s *ctmc.Structure, machines []*Machine, stop map[*ctmc.Leaf][]int32, opt Options, f func(j *groupJob) error) error {
+	for _, j := range groupJobs(s, machines) {
+		if len(j.machines) == 0 {
+			continue
+		}
+		if err := j.derive(ctx, s, stop, opt); err != nil {
+			return err
+		}
+		if j.err != nil {
+			return j.err
+		}
+		if err := f(j); err != nil {
+			return err
 		}
 	}
-	alpha, err := initialDistribution(c, own)
-	if err != nil {
-		return nil, err
-	}
-	if alpha == nil {
-		alpha = make([]float64, c.N)
-		alpha[0] = 1
-	}
-	return alpha, nil
+	return nil
 }
 
 // pluginProblems sets every machine's plug-in passage: from the states
@@ -579,11 +498,6 @@ func pluginProblems(ctx context.Context, jobs []*groupJob, machines []*Machine, 
 	}
 	return nil
 }
-
-// meanSolveLimit is the largest chain (transitions) on which a group's
-// means come from the linear solve (exact to 1e-12, with the largest mean
-// remaining time for the tails); larger ones sum their series.
-const meanSolveLimit = 4 << 20
 
 // solve computes the group's passages, its machines' figures and its
 // all-finished distribution.
@@ -685,28 +599,6 @@ func (j *groupJob) solve(ctx context.Context, machines []*Machine, res *Result, 
 	return nil
 }
 
-// setMeanFrom sets the mean of a passage (and its largest remaining mean
-// time, for tails): by the linear solve when asked (and for a dense
-// result, which has no series), else from the series (maxRest NaN: tails
-// from the series too). A mean that cannot be had is NaN with a note.
-func (mr *MachineResult) setMeanFrom(ctx context.Context, c *ctmc.Chain, pr passage.Problem, d *passage.Result, linear bool) error {
-	if !linear {
-		m, tail, err := d.SeriesMean()
-		if err == nil {
-			mr.Mean, mr.MaxRest, mr.meanError = m, math.NaN(), tail
-			if math.IsInf(m, 1) {
-				mr.MaxRest = math.Inf(1)
-			}
-			return nil
-		}
-	}
-	if err := mr.setMean(ctx, c, pr); err != nil {
-		return err
-	}
-	mr.meanError = 1e-12 * mr.Mean
-	return nil
-}
-
 // groupJoint sets the joint figures from the groups: P(max F <= beta) the
 // product of the groups' all-finished probabilities, E[makespan] the
 // integral of 1 - the product of their distributions (MaxMean).
@@ -761,55 +653,6 @@ func countAlone(gs []GroupResult) int {
 		}
 	}
 	return n
-}
-
-// tailOf bounds integral_T^inf (1 - prod F) for MaxMean: sum over the
-// distributions of (1 - F(T)) times the largest mean remaining time, or
-// the series' own tail where that is unknown (NaN).
-func tailOf(dists []passage.Distribution, rest []float64) func(float64) float64 {
-	return func(T float64) float64 {
-		s := 0.0
-		for j, d := range dists {
-			if r, ok := d.(*passage.Result); ok && math.IsNaN(rest[j]) {
-				x, err := r.SeriesTail(T)
-				if err != nil {
-					return math.Inf(1)
-				}
-				s += x
-				continue
-			}
-			f, err := d.CDF(T)
-			if err != nil {
-				return math.Inf(1)
-			}
-			if f < 1 {
-				s += (1 - f) * rest[j]
-			}
-		}
-		return s
-	}
-}
-
-// sortByQ orders distributions by uniformization rate, so that those that
-// share one share Poisson weights (cdfProduct); others (Laplace) last.
-func sortByQ(ds []passage.Distribution) []passage.Distribution {
-	out := append([]passage.Distribution(nil), ds...)
-	q := func(d passage.Distribution) float64 {
-		if r, ok := d.(*passage.Result); ok {
-			return r.Q
-		}
-		return math.Inf(1)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return q(out[i]) < q(out[j]) })
-	return out
-}
-
-// Plural is "1 machine" or "n machines".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // BatchEnds reports whether every deadlock of a chain derived with its

@@ -36,36 +36,31 @@ func SolveGroupProbabilities(ctx context.Context, s *ctmc.Structure, pragmas *Pr
 	}
 	stop := stopMap(machines)
 	out := &groupProbabilities{Machines: machines, PByBeta: make([]float64, len(machines)), PAll: 1}
-	for _, j := range groupJobs(s, machines) {
-		if len(j.machines) == 0 {
-			continue
-		}
-		if err := j.derive(ctx, s, stop, opt); err != nil {
-			return nil, err
-		}
-		if j.err != nil {
-			return nil, j.err
-		}
+	err = eachDerivedGroup(ctx, s, machines, stop, opt, func(j *groupJob) error {
 		if err := j.initialProblems(machines, opt); err != nil {
-			return nil, err
+			return err
 		}
 		rs, err := passage.Solve(ctx, j.c, j.probs, passage.Options{Epsilon: opt.Epsilon, Horizon: beta})
 		if err != nil {
-			return nil, fmt.Errorf("the group of %s: %w", strings.Join(machineNamesOf(machines, j.machines), ", "), err)
+			return fmt.Errorf("the group of %s: %w", strings.Join(machineNamesOf(machines, j.machines), ", "), err)
 		}
 		for k, i := range j.machines {
 			if out.PByBeta[i], err = rs[k].CDF(beta); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		all := out.PByBeta[j.machines[0]]
 		if len(j.machines) > 1 {
 			if all, err = rs[len(rs)-1].CDF(beta); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		out.PAll *= all
 		out.States += j.c.N
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

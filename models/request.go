@@ -9,7 +9,6 @@ import (
 
 	"pepa/ctmc"
 	"pepa/ctmc/simulate"
-	"pepa/internal/membudget"
 	"pepa/internal/option"
 	"pepa/lang"
 	"pepa/passage"
@@ -125,6 +124,11 @@ func Robustness(ctx context.Context, in []Input, req Request) (*Report, error) {
 	if err := req.check(); err != nil {
 		return nil, err
 	}
+	for _, m := range in {
+		if m.Model == nil {
+			return nil, &InputError{Name: m.Name, Err: errors.New("no model")}
+		}
+	}
 	rep := &Report{Beta: req.Beta, Semantics: req.Semantics, Tie: req.Tie, Simulations: make([]*simulate.Stats, len(in))}
 	for i, m := range in {
 		r, st, err := robustnessOf(ctx, i, m, req)
@@ -164,21 +168,15 @@ func (req *Request) check() error {
 	if req.RankBy == "joint" && (req.Energy == nil || !(req.Energy.Budget > 0)) {
 		return errors.New("ranking by the joint figure P(makespan <= beta and E <= B) needs an energy budget")
 	}
-	return nil
-}
-
-// check refuses a question that has no meaning; the only validation of a
-// question, where Robustness takes it (a Request's).
-func (q *Question) check() error {
-	switch {
-	case !(q.Beta > 0) || math.IsInf(q.Beta, 0):
-		return fmt.Errorf("the makespan goal beta must be a positive number of seconds, not %g", q.Beta)
-	case q.Semantics != passage.Initial && q.Semantics != passage.Plugin:
-		return fmt.Errorf("unknown semantics %q (want %q or %q)", q.Semantics, passage.Initial, passage.Plugin)
-	case q.Cycling && q.Semantics != passage.Initial:
-		return errors.New("cycling is about finished machines under initial semantics")
+	if e := req.Energy; e != nil {
+		switch {
+		case req.Semantics != passage.Initial || req.Cycling:
+			return option.Errorf("energy figures are defined under initial semantics with finished machines stopped (semantics.md section 5): not with {Semantics} plugin or {Cycling}")
+		case !(e.Budget >= 0) || math.IsInf(e.Budget, 0):
+			return fmt.Errorf("the energy budget must be a finite number of joules >= 0, not %g", e.Budget)
+		}
 	}
-	return passage.CheckEngine(q.Transient)
+	return nil
 }
 
 // robustnessOf analyses model i of a request.
@@ -262,131 +260,6 @@ func modelFigures(ctx context.Context, i int, in Input, s *ctmc.Structure, req R
 		return r, nil, nil
 	}
 	return flatRobustness(ctx, i, s, req, opt, stage)
-}
-
-// flatRobustness solves a model on its product chain, with every machine
-// stopped once finished where that matters (Stopped), or, when the chain
-// or its solution does not fit and the request allows it, simulates it.
-func flatRobustness(ctx context.Context, i int, s *ctmc.Structure, req Request, opt Options, stage func(name, detail string)) (*Result, *simulate.Stats, error) {
-	fs, err := Stopped(s, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	derive := func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
-		return ctmc.Derive(ctx, s, ctmc.DeriveOptions{MaxStates: req.Compile.MaxStates})
-	}
-	if req.Derive != nil {
-		derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) { return req.Derive(ctx, i, s) }
-	}
-	c, err := derive(ctx, fs)
-	if err != nil {
-		if opt.Simulate == nil || ctx.Err() != nil || !errors.Is(err, ctmc.ErrTooManyStates) {
-			return nil, nil, err
-		}
-		because := option.Sprintf("the chain has more than %d states ({MaxStates})", req.Compile.MaxStates)
-		if errors.Is(err, membudget.ErrOverBudget) {
-			because = "the chain does not fit the memory budget (" + err.Error() + ")"
-		}
-		return simulateWhole(ctx, fs, opt, because)
-	}
-	if req.Derive == nil && req.Stage != nil {
-		stage("derive", fmt.Sprintf("%d states, %d transitions", c.N, c.NumTransitions()))
-	}
-	opt.ReleaseChain = true // c is not used after the analysis
-	r, err := Analyze(ctx, c, opt)
-	if err != nil {
-		if opt.Simulate != nil && errors.Is(err, membudget.ErrOverBudget) {
-			// The chain fits, its solution does not: simulate.
-			c = nil
-			return simulateWhole(ctx, fs, opt, "the solution does not fit the memory budget ("+err.Error()+")")
-		}
-		return nil, nil, err
-	}
-	r.Why = option.Text("{Flat} was given")
-	if fs != s {
-		r.Why += "; finished machines stop"
-	}
-	return r, nil, nil
-}
-
-// simulateWhole estimates a model's figures by simulation (initial
-// semantics), on s as the exact analysis would have derived it (already
-// stopped where the stop rule applies: Stopped); because says why.
-func simulateWhole(ctx context.Context, s *ctmc.Structure, opt Options, because string) (*Result, *simulate.Stats, error) {
-	if opt.Semantics != passage.Initial {
-		return nil, nil, option.Errorf("{Simulate} estimates initial semantics only (%s)", because)
-	}
-	spec, machines, err := SimulationSpec(s, opt.Beta, opt.Machines, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	so := *opt.Simulate
-	if opt.Pragmas != nil {
-		if so.Initial, err = simulate.InitialFromNames(s, opt.Pragmas.Initial); err != nil {
-			return nil, nil, err
-		}
-	}
-	r, err := simulate.Robustness(ctx, s, spec, so)
-	if err != nil {
-		return nil, nil, err
-	}
-	res := &Result{Beta: opt.Beta, Semantics: passage.Initial, ProductStates: productSize(s), Solved: "simulated",
-		Robustness: r.Robustness.Value, PAllByBeta: r.PAllByBeta.Value, ExpectedMakespan: r.ExpectedMakespan.Value,
-		MakespanError: r.ExpectedMakespan.HalfWidth(), Joint: "simulated",
-		PAllLo: r.PAllByBeta.Lo, PAllHi: r.PAllByBeta.Hi, MakespanLo: r.ExpectedMakespan.Lo, MakespanHi: r.ExpectedMakespan.Hi,
-		Confidence: so.Confidence}
-	res.Independent, res.Dependence = Independent(s, machines)
-	var parts []string
-	for j, me := range r.Machines {
-		ms := MachineResult{Name: me.Name, PByBeta: me.PByBeta.Value, Mean: me.Mean.Value, Quantile: me.Quantile.Value,
-			Availability: math.NaN(), Slowdown: math.NaN(),
-			PByBetaLo: me.PByBeta.Lo, PByBetaHi: me.PByBeta.Hi, MeanLo: me.Mean.Lo, MeanHi: me.Mean.Hi,
-			QuantileLo: me.Quantile.Lo, QuantileHi: me.Quantile.Hi}
-		ms.Applications = machines[j].Apps
-		ms.FirstActions, ms.LastActions = machines[j].FirstNames(s), machines[j].LastNames(s)
-		res.Machines = append(res.Machines, ms)
-		parts = append(parts, fmt.Sprintf("%s P(F <= %g) in [%.4f, %.4f]", me.Name, opt.Beta, me.PByBeta.Lo, me.PByBeta.Hi))
-	}
-	res.Why = fmt.Sprintf("simulated: %g%% CI robustness [%.4f, %.4f], P(all <= %g) [%.4f, %.4f], E[makespan] [%.4f, %.4f]; %s; %d replications, seed %d, because %s",
-		100*so.Confidence, r.Robustness.Lo, r.Robustness.Hi, opt.Beta, r.PAllByBeta.Lo, r.PAllByBeta.Hi,
-		r.ExpectedMakespan.Lo, r.ExpectedMakespan.Hi, strings.Join(parts, ", "), r.Replications, so.Seed, because)
-	return res, &r.Stats, nil
-}
-
-// SimulationSpec is what the simulator needs to estimate the robustness
-// figures of the named machines (all detected ones when named is empty):
-// each machine's cycle-closing actions and, unless cycling, every machine
-// of the model (analysed or not) stopped once it has finished (semantics.md
-// section 3). It also returns the machines.
-func SimulationSpec(s *ctmc.Structure, beta float64, named []string, cycling bool) (simulate.RobustnessSpec, []*Machine, error) {
-	ms, err := FindMachines(s, named)
-	if err != nil {
-		return simulate.RobustnessSpec{}, nil, err
-	}
-	spec := simulate.RobustnessSpec{Beta: beta}
-	for _, m := range ms {
-		spec.Machines = append(spec.Machines, simulate.MachineSpec{Name: m.Name, Last: m.Last})
-	}
-	if !cycling {
-		all, err := FindMachines(s, nil)
-		if err != nil {
-			all = ms // named machines the detection misses
-		}
-		for _, m := range append(all, ms...) {
-			spec.Stop = append(spec.Stop, simulate.MachineSpec{Name: m.Name, Last: m.Last})
-		}
-	}
-	return spec, ms, nil
-}
-
-// productSize is the product of the leaves' local state counts (an upper
-// bound on the state space), +Inf past float64.
-func productSize(s *ctmc.Structure) float64 {
-	p := 1.0
-	for _, l := range s.Leaves {
-		p *= float64(l.NumLocal)
-	}
-	return p
 }
 
 // groupsWhy says how a model's groups were solved, in a line.

@@ -204,4 +204,24 @@ func TestQuestionCheck(t *testing.T) {
 	if _, err := Robustness(context.Background(), []Input{{Name: "m"}}, Request{Question: good, Sensitivity: true, Level: 1}); err == nil {
 		t.Error("Robustness accepted a sensitivity level of 1")
 	}
+	// Energy figures: initial semantics, finished machines stopped, a
+	// budget of joules >= 0; refused before any model is read (the
+	// input has none).
+	plugin, cycling := good, good
+	plugin.Semantics, cycling.Cycling = passage.Plugin, true
+	for _, req := range []Request{
+		{Question: plugin, Energy: &EnergyRequest{}},
+		{Question: cycling, Energy: &EnergyRequest{Budget: 5}},
+		{Question: good, Energy: &EnergyRequest{Budget: -1}},
+		{Question: good, Energy: &EnergyRequest{Budget: math.NaN()}},
+		{Question: good, Energy: &EnergyRequest{Budget: math.Inf(1)}},
+	} {
+		if _, err := Robustness(context.Background(), []Input{{Name: "m"}}, req); err == nil || !strings.Contains(err.Error(), "energy") {
+			t.Errorf("Robustness on %+v, energy %+v: %v, want the energy request refused", req.Question, *req.Energy, err)
+		}
+	}
+	// A good request of an input without a model: an error naming it, no panic.
+	if _, err := Robustness(context.Background(), []Input{{Name: "m"}}, Request{Question: good}); err == nil || err.Error() != "m: no model" {
+		t.Errorf("an input without a model: %v, want m: no model", err)
+	}
 }

@@ -3,6 +3,8 @@ package fluid
 import (
 	"fmt"
 	"strings"
+
+	"pepa/ctmc"
 )
 
 // localPredicate is a state predicate (the syntax of 'pepa passage
@@ -22,7 +24,7 @@ type predNode struct {
 }
 
 func parseLocalPredicate(text string) (*localPredicate, error) {
-	toks, err := tokenize(text)
+	toks, err := ctmc.PredicateTokens(text)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +34,7 @@ func parseLocalPredicate(text string) (*localPredicate, error) {
 		return nil, err
 	}
 	if p.i < len(p.toks) {
-		return nil, fmt.Errorf("predicate %q: unexpected %q", text, p.toks[p.i].text)
+		return nil, fmt.Errorf("predicate %q: unexpected %q", text, p.toks[p.i].Text)
 	}
 	return &localPredicate{component: p.component, text: text, root: root}, nil
 }
@@ -75,56 +77,15 @@ func (lp *localPredicate) holds(s string, states []string) (bool, error) {
 	return eval(lp.root)
 }
 
-type token struct {
-	text   string
-	quoted bool
-}
-
-func tokenize(text string) ([]token, error) {
-	var out []token
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == ' ' || c == '\t':
-			i++
-		case strings.HasPrefix(text[i:], "==") || strings.HasPrefix(text[i:], "!=") ||
-			strings.HasPrefix(text[i:], "&&") || strings.HasPrefix(text[i:], "||"):
-			out = append(out, token{text: text[i : i+2]})
-			i += 2
-		case c == '!' || c == '(' || c == ')':
-			out = append(out, token{text: text[i : i+1]})
-			i++
-		case c == '"':
-			j := strings.IndexByte(text[i+1:], '"')
-			if j < 0 {
-				return nil, fmt.Errorf("predicate %q: unterminated quote", text)
-			}
-			out = append(out, token{text: text[i+1 : i+1+j], quoted: true})
-			i += j + 2
-		default:
-			j := i
-			for j < len(text) && !strings.ContainsRune(" \t=!&|()\"", rune(text[j])) {
-				j++
-			}
-			if j == i {
-				return nil, fmt.Errorf("predicate %q: unexpected %q", text, text[i:i+1])
-			}
-			out = append(out, token{text: text[i:j]})
-			i = j
-		}
-	}
-	return out, nil
-}
-
 type predParser struct {
-	toks      []token
+	toks      []ctmc.PredicateToken
 	i         int
 	text      string
 	component string
 }
 
 func (p *predParser) peek(op string) bool {
-	return p.i < len(p.toks) && !p.toks[p.i].quoted && p.toks[p.i].text == op
+	return p.i < len(p.toks) && p.toks[p.i].Is(op)
 }
 
 func (p *predParser) or() (*predNode, error) {
@@ -176,14 +137,14 @@ func (p *predParser) unary() (*predNode, error) {
 		return nil, fmt.Errorf("predicate %q: expected COMPONENT == STATE", p.text)
 	}
 	comp, op, state := p.toks[p.i], p.toks[p.i+1], p.toks[p.i+2]
-	if op.quoted || (op.text != "==" && op.text != "!=") {
-		return nil, fmt.Errorf("predicate %q: expected == or != after %s, found %q", p.text, comp.text, op.text)
+	if !op.Is("==") && !op.Is("!=") {
+		return nil, fmt.Errorf("predicate %q: expected == or != after %s, found %q", p.text, comp.Text, op.Text)
 	}
 	p.i += 3
 	if p.component == "" {
-		p.component = comp.text
-	} else if p.component != comp.text {
-		return nil, fmt.Errorf("predicate %q names %s and %s: a tagged copy's passage is about one component", p.text, p.component, comp.text)
+		p.component = comp.Text
+	} else if p.component != comp.Text {
+		return nil, fmt.Errorf("predicate %q names %s and %s: a tagged copy's passage is about one component", p.text, p.component, comp.Text)
 	}
-	return &predNode{op: op.text, state: state.text}, nil
+	return &predNode{op: op.Text, state: state.Text}, nil
 }

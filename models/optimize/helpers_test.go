@@ -1,12 +1,10 @@
 package optimize
 
 import (
-	"bytes"
-	"context"
+	"io"
 	"testing"
 
-	"pepa/internal/testing/testchain"
-	"pepa/lang"
+	"pepa/internal/testing/mappingtest"
 	"pepa/models"
 	"pepa/models/spec"
 )
@@ -14,28 +12,22 @@ import (
 // generate writes the model of a mapping and reads back its pragmas.
 func generate(t *testing.T, in *spec.Instance, m spec.Mapping) (string, *models.Pragmas) {
 	t.Helper()
-	var b bytes.Buffer
-	if err := in.Generate(&b, m); err != nil {
-		t.Fatal(err)
-	}
-	f, diags := lang.Parse("m.pepa", b.Bytes())
-	if diags.HasErrors() {
-		t.Fatal(diags.Err())
-	}
-	pragmas, err := models.ReadPragmas(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String(), pragmas
+	return mappingtest.Generated(t, func(w io.Writer) error { return in.Generate(w, m) })
 }
 
 // analyzeDecomposed analyses a model by groups of coupled machines.
 func analyzeDecomposed(t *testing.T, src string, opt models.Options) *models.Result {
 	t.Helper()
-	s := testchain.Structure(t, src)
-	res, err := models.AnalyzeGroups(context.Background(), s, opt)
+	return mappingtest.AnalyzeDecomposed(t, src, opt)
+}
+
+// randomSpec makes a specification with apps applications and machines
+// machines, seeded ETC and perturbations, and one (round-robin) mapping.
+func randomSpec(t testing.TB, apps, machines int, seed uint64) *spec.Instance {
+	t.Helper()
+	in, err := spec.ParseSpec("s.json", mappingtest.RandomSpecJSON(apps, machines, seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res
+	return in
 }

@@ -12,41 +12,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"pepa/internal/testing/mappingtest"
 	"pepa/models/spec"
 )
-
-// randomSpec makes a specification with apps applications and machines
-// machines, seeded ETC and perturbations, and one (round-robin) mapping.
-func randomSpec(t testing.TB, apps, machines int, seed uint64) *spec.Instance {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 1))
-	etc := make([][]float64, apps)
-	for i := range etc {
-		base := 1 + 4*rng.Float64()
-		etc[i] = make([]float64, machines)
-		for j := range etc[i] {
-			etc[i][j] = math.Round(base*(0.5+rng.Float64())*100) / 100
-		}
-	}
-	alloc := map[string][]string{}
-	for i := 0; i < apps; i++ {
-		m := fmt.Sprintf("M%d", i%machines+1)
-		alloc[m] = append(alloc[m], fmt.Sprintf("A%d", i+1))
-	}
-	doc := map[string]any{
-		"etc":          etc,
-		"workload":     map[string]any{"nominal": 1, "perturbed": map[string]any{"uniform": []float64{1, 1.5}}},
-		"availability": map[string]any{"nominal": 1, "perturbed": map[string]any{"uniform": []float64{0.6, 1}}},
-		"seed":         seed,
-		"mappings":     []any{map[string]any{"name": "rr", "allocation": alloc}},
-	}
-	b, _ := json.Marshal(doc)
-	in, err := spec.ParseSpec("s.json", b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return in
-}
 
 // TestHeuristicsByHand: the five heuristics on a 3 x 2 ETC matrix, worked
 // out in the comments of each case.
@@ -76,14 +44,7 @@ func TestHeuristicsByHand(t *testing.T) {
 func randomSmallSpec(t testing.TB, apps, machines int, owners bool, seed uint64) *spec.Instance {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	etc := make([][]float64, apps)
-	for i := range etc {
-		base := 1 + 4*rng.Float64()
-		etc[i] = make([]float64, machines)
-		for j := range etc[i] {
-			etc[i][j] = math.Round(base*(0.5+rng.Float64())*100) / 100
-		}
-	}
+	etc := mappingtest.RandomETC(rng, apps, machines)
 	doc := map[string]any{
 		"etc":          etc,
 		"workload":     map[string]any{"nominal": 1, "perturbed": map[string]any{"uniform": []float64{1, 1.5}}},

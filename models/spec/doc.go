@@ -6,8 +6,11 @@
 // builds), ownshare.go (owners and pools of users), shared.go (shared
 // resources: networks, file servers), etccsv.go and etcspec.go (ETC
 // matrices from CSV files or drawn by package etc), energyspec.go (power),
-// rules.go (mappings given by rule) and heuristics.go (the heuristics of
-// Braun et al. 2001 that a rule names and optimize starts from).
+// named.go (what the resolvers share about things given by name: a
+// section of named objects, a value per machine or per application as a
+// list or an object), rules.go (mappings given by rule) and heuristics.go
+// (the heuristics of Braun et al. 2001 that a rule names and optimize
+// starts from).
 //
 // Invariants: specifications are JWCC; every error a specification gets
 // has its file, line, column and field path (SpecError). Generate writes

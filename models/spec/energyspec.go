@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 
 	"pepa/models/energy"
@@ -45,7 +44,6 @@ func (r *resolver) resolvePower(in *Instance) {
 func (r *resolver) machineValues(path string, raw json.RawMessage, machines []string, what string) []float64 {
 	raw = bytes.TrimSpace(raw)
 	out := make([]float64, len(machines))
-	known := machines != nil
 	check := func(p, mach string, x float64) {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			r.errorf(p, "the %s of %s must be a finite number of watts >= 0, found %g", what, mach, x)
@@ -53,65 +51,17 @@ func (r *resolver) machineValues(path string, raw json.RawMessage, machines []st
 	}
 	const forms = "a list of watts in machine order, an object of machine names to watts, or one number"
 	switch {
-	case raw[0] == '[':
-		var vals []*float64
-		if err := json.Unmarshal(raw, &vals); err != nil {
-			r.errorf(path, "%s must be %s", what, forms)
-			return out
-		}
-		if known && len(vals) != len(machines) {
-			r.errorf(path, "%s has %d values, one per machine (%d) is needed", what, len(vals), len(machines))
-			return out
-		}
-		for j, x := range vals {
-			p := fmt.Sprintf("%s[%d]", path, j)
-			if x == nil {
-				r.errorf(p, "%s: expected a number of watts, found null", what)
-				continue
+	case raw[0] == '[' || raw[0] == '{':
+		form := perNameForm{subject: what, owner: what, number: "a number of watts", noun: "machine", forms: forms, every: true}
+		r.perName(path, raw, machines, form, func(p string, j int, name string, x float64) {
+			if name == "" {
+				name = fmt.Sprintf("machine %d", j+1)
 			}
-			name := fmt.Sprintf("machine %d", j+1)
-			if known {
-				name = machines[j]
-				out[j] = *x
+			check(p, name, x)
+			if j >= 0 && j < len(out) {
+				out[j] = x
 			}
-			check(p, name, *x)
-		}
-	case raw[0] == '{':
-		var vals map[string]*float64
-		if err := json.Unmarshal(raw, &vals); err != nil {
-			r.errorf(path, "%s must be %s", what, forms)
-			return out
-		}
-		index := map[string]int{}
-		for j, m := range machines {
-			index[m] = j
-		}
-		keys := make([]string, 0, len(vals))
-		for k := range vals {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			j, ok := index[k]
-			switch {
-			case !ok && known:
-				r.errorf(path+"."+k, "%s: no machine %q", what, k)
-				continue
-			case vals[k] == nil:
-				r.errorf(path+"."+k, "%s: expected a number of watts, found null", what)
-				continue
-			}
-			check(path+"."+k, k, *vals[k])
-			if ok {
-				out[j] = *vals[k]
-			}
-		}
-		for _, m := range machines {
-			if _, ok := vals[m]; !ok {
-				r.errorf(path, "%s: no value for machine %s: give every machine's", what, m)
-				break
-			}
-		}
+		})
 	default:
 		x, err := strconv.ParseFloat(string(raw), 64)
 		if err != nil {

@@ -244,23 +244,12 @@ func (r *resolver) resolvePools(in *Instance) {
 		in.PoolOf[j] = -1
 	}
 	spec := r.s.Pools
-	if spec == nil {
+	names := sectionNames(r, "pools", spec, "pools is empty: declare at least one pool of users, or leave pools out")
+	if names == nil {
 		return
 	}
-	if len(spec) == 0 {
-		r.errorf("pools", "pools is empty: declare at least one pool of users, or leave pools out")
-		return
-	}
-	names := make([]string, 0, len(spec))
-	for name := range spec {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	taken := r.takenNames(in)
-	machIndex := map[string]int{}
-	for j, m := range in.Machines {
-		machIndex[m] = j
-	}
+	machIndex := machineIndex(in)
 	for _, name := range names {
 		p := spec[name]
 		path := "pools." + name

@@ -67,26 +67,15 @@ const maxCapacity = 1000
 // in.Resources (sorted by name). It runs after the owners are resolved.
 func (r *resolver) resolveResources(in *Instance) {
 	spec := r.s.Resources
-	if spec == nil {
+	names := sectionNames(r, "resources", spec, "resources is empty: declare at least one shared resource, or leave resources out")
+	if names == nil {
 		return
 	}
-	if len(spec) == 0 {
-		r.errorf("resources", "resources is empty: declare at least one shared resource, or leave resources out")
-		return
-	}
-	names := make([]string, 0, len(spec))
-	for name := range spec {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	taken := r.takenNames(in)
 	// Unknown names (the matrix failed) are not checked: every reference
 	// would look wrong.
 	machsKnown := in.Machines != nil
-	machIndex := map[string]int{}
-	for j, m := range in.Machines {
-		machIndex[m] = j
-	}
+	machIndex := machineIndex(in)
 	for _, name := range names {
 		res := spec[name]
 		path := "resources." + name
@@ -166,7 +155,6 @@ func (r *resolver) checkTransferRates(path string, res *Resource, apps []string)
 // there are or which applications they name.
 func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []string) []float64 {
 	raw = bytes.TrimSpace(raw)
-	known := apps != nil
 	out := make([]float64, len(apps))
 	const forms = "a number (every application the same), a list of one number per application, or an object of application names to numbers"
 	failed := false
@@ -181,60 +169,16 @@ func (r *resolver) resourceData(path, name string, raw json.RawMessage, apps []s
 	case len(raw) == 0 || string(raw) == "null":
 		r.errorf(path, "resource %s: missing data: expected %s, the data each application's input needs (in the unit of rate)", name, forms)
 		return out
-	case raw[0] == '[':
-		var vals []*float64 // nil: a null, which is no number
-		if err := json.Unmarshal(raw, &vals); err != nil {
-			r.errorf(path, "resource %s: data must be %s", name, forms)
-			return out
-		}
-		if known && len(vals) != len(apps) {
-			r.errorf(path, "resource %s: data has %d values, one per application (%d) is needed", name, len(vals), len(apps))
-			return out
-		}
-		for i, x := range vals {
-			if x == nil {
-				r.errorf(fmt.Sprintf("%s[%d]", path, i), "resource %s: expected a number (0: no transfer), found null", name)
-				failed = true
-				continue
+	case raw[0] == '[' || raw[0] == '{':
+		form := perNameForm{subject: "resource " + name + ": data", owner: "resource " + name, number: "a number (0: no transfer)", noun: "application", forms: forms}
+		if r.perName(path, raw, apps, form, func(p string, i int, _ string, x float64) {
+			check(p, x)
+			positive = positive || x > 0
+			if i >= 0 && i < len(out) {
+				out[i] = x
 			}
-			check(fmt.Sprintf("%s[%d]", path, i), *x)
-			positive = positive || *x > 0
-			if known {
-				out[i] = *x
-			}
-		}
-	case raw[0] == '{':
-		var vals map[string]*float64
-		if err := json.Unmarshal(raw, &vals); err != nil {
-			r.errorf(path, "resource %s: data must be %s", name, forms)
-			return out
-		}
-		index := map[string]int{}
-		for i, a := range apps {
-			index[a] = i
-		}
-		keys := make([]string, 0, len(vals))
-		for a := range vals {
-			keys = append(keys, a)
-		}
-		sort.Strings(keys)
-		for _, a := range keys {
-			i, ok := index[a]
-			if !ok && known {
-				r.errorf(path+"."+a, "resource %s: no application %q", name, a)
-				failed = true
-				continue
-			}
-			if vals[a] == nil {
-				r.errorf(path+"."+a, "resource %s: expected a number (0: no transfer), found null", name)
-				failed = true
-				continue
-			}
-			check(path+"."+a, *vals[a])
-			positive = positive || *vals[a] > 0
-			if ok {
-				out[i] = *vals[a]
-			}
+		}) {
+			failed = true
 		}
 	default:
 		x, err := strconv.ParseFloat(string(raw), 64)

@@ -232,14 +232,123 @@ var radauCoef = sync.OnceValue(func() radauCoefficients {
 	return rc
 })
 
+// radauPositions lays the chain out in block order: order[p] is the state
+// at position p, out[p] its moves (targets in positions); q is the
+// largest exit rate and blocks the number of strongly connected blocks.
+func radauPositions(rows [][]flow) (order []int, out [][]flow, q float64, blocks int) {
+	n := len(rows)
+	order, pos, blockOf := blockOrder(rows)
+	if n > 0 {
+		blocks = blockOf[n-1] + 1
+	}
+	out = make([][]flow, n)
+	for p, st := range order {
+		exit := 0.0
+		for _, m := range rows[st] {
+			out[p] = append(out[p], flow{pos[m.to], m.rate})
+			exit += m.rate
+		}
+		q = math.Max(q, exit)
+	}
+	return order, out, q, blocks
+}
+
+// radauStep is one step's work: the coefficients, the tolerances of the
+// error estimate, the shifted systems factored for the step size, and the
+// vectors the step writes (n each).
+type radauStep struct {
+	rc         radauCoefficients
+	atol, rtol float64
+	luR        *shiftedLU[float64]
+	luC        *shiftedLU[complex128]
+	v1, e1     []float64
+	v2         []complex128
+	z          [3][]float64
+	y1         []float64
+	errv, tmp  []float64
+}
+
+func newRadauStep(n int, rc radauCoefficients, atol, rtol float64) *radauStep {
+	return &radauStep{rc: rc, atol: atol, rtol: rtol,
+		v1: make([]float64, n), e1: make([]float64, n), v2: make([]complex128, n),
+		z:  [3][]float64{make([]float64, n), make([]float64, n), make([]float64, n)},
+		y1: make([]float64, n), errv: make([]float64, n), tmp: make([]float64, n)}
+}
+
+// stages computes the stages of a step hh from y (the shifted systems
+// factored for hh): v_k = (sigma_k I - A)^{-1} y0 (v1 real, v2 the
+// complex pair's), Z_i = sum_k w_ik (sigma_k v_k - y0) into z[i], and
+// y1 = y0 + Z_3 = sum_k w_3k sigma_k v_k (sum_k w_ik = 1).
+func (s *radauStep) stages(hh float64, y []float64) {
+	rc, v1, v2, z := s.rc, s.v1, s.v2, s.z
+	copy(v1, y)
+	s.luR.solve(v1)
+	for i, v := range y {
+		v2[i] = complex(v, 0)
+	}
+	s.luC.solve(v2)
+	for st := 0; st < 3; st++ {
+		ar := rc.wReal[st] * rc.gamma / hh
+		ac := rc.wCplx[st] * rc.lambda / complex(hh, 0)
+		zs := z[st]
+		for i := range zs {
+			zs[i] = ar*v1[i] + 2*(real(ac)*real(v2[i])-imag(ac)*imag(v2[i]))
+		}
+	}
+	copy(s.y1, z[2])
+	for st := 0; st < 3; st++ {
+		for i, v := range y {
+			z[st][i] -= v
+		}
+	}
+}
+
+// errorNorm is the scaled norm of the step's error estimate, (sigma_1 I -
+// A)^{-1} (A y0 + sum_i e_i Z_i/h) = sigma_1 v_1 - y0 + (sigma_1 I -
+// A)^{-1} tmp; refine (the first step, or one after a rejection) takes an
+// estimate of 1 or more once more through A.
+func (s *radauStep) errorNorm(hh float64, y []float64, refine bool) float64 {
+	rc, v1, z, tmp, errv := s.rc, s.v1, s.z, s.tmp, s.errv
+	d1, d2, d3 := rc.dd[0]/hh, rc.dd[1]/hh, rc.dd[2]/hh
+	sigma1 := rc.gamma / hh
+	for i := range tmp {
+		tmp[i] = d1*z[0][i] + d2*z[1][i] + d3*z[2][i]
+	}
+	s.luR.solve(tmp)
+	for i := range errv {
+		errv[i] = sigma1*v1[i] - y[i] + tmp[i]
+	}
+	norm := func() float64 {
+		e := 0.0
+		for i, v := range errv {
+			sc := s.atol + s.rtol*math.Max(math.Abs(y[i]), math.Abs(s.y1[i]))
+			e = math.Max(e, math.Abs(v)/sc)
+		}
+		return math.Max(e, 1e-10)
+	}
+	errNorm := norm()
+	if errNorm >= 1 && refine {
+		// Once more through A (y0 + err):
+		// sigma_1 (v_1 + M^{-1} err) - (y0 + err) + M^{-1} tmp.
+		copy(s.e1, errv)
+		s.luR.solve(s.e1)
+		for i := range errv {
+			errv[i] = sigma1*(v1[i]+s.e1[i]) - (y[i] + errv[i]) + tmp[i]
+		}
+		errNorm = norm()
+	}
+	return errNorm
+}
+
 // radau integrates y' = Q^T y from alpha to each time of ts (any order,
 // nonnegative), Q given by rows (moves to states < len(rows)).
 //
-// One function, as the textbook step it follows (Hairer and Wanner's
-// RADAU5: Newton-free linear stages, the embedded error estimate, the step
-// controller, steps that end on the times asked), so that a reader can check
-// it line by line against the method; it is an oracle, and obvious beats
-// short.
+// It follows Hairer and Wanner's RADAU5 (Newton-free linear stages, the
+// embedded error estimate, the step controller, steps that end on the
+// times asked); the stages and the error estimate are radauStep's, the
+// step controller stays here, in the textbook's order, so that a reader
+// can check it line by line against the method; it is an oracle, and
+// obvious beats short.
 func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, RadauStats, error) {
 	n := len(rows)
 	var stats RadauStats
@@ -248,20 +357,8 @@ func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, R
 			return nil, stats, fmt.Errorf("time %g: want a finite t >= 0", t)
 		}
 	}
-	order, pos, blockOf := blockOrder(rows)
-	if n > 0 {
-		stats.Blocks = blockOf[n-1] + 1
-	}
-	out := make([][]flow, n) // the moves in positions
-	exit := make([]float64, n)
-	q := 0.0
-	for p, st := range order {
-		for _, m := range rows[st] {
-			out[p] = append(out[p], flow{pos[m.to], m.rate})
-			exit[p] += m.rate
-		}
-		q = math.Max(q, exit[p])
-	}
+	order, out, q, blocks := radauPositions(rows)
+	stats.Blocks = blocks
 	rc := radauCoef()
 	// RADAU5's tolerances for the order-3 estimate.
 	rtol := 0.1 * math.Pow(opt.rtol(), 2.0/3)
@@ -275,23 +372,17 @@ func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, R
 	for p, st := range order {
 		y[p] = alpha[st]
 	}
-	v1, e1 := make([]float64, n), make([]float64, n)
-	v2 := make([]complex128, n)
-	z := [3][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
-	y1, errv, tmp := make([]float64, n), make([]float64, n), make([]float64, n)
-
-	var luR *shiftedLU[float64]
-	var luC *shiftedLU[complex128]
+	step := newRadauStep(n, rc, atol, rtol)
 	hFactored := math.NaN()
 	factor := func(h float64) {
 		if h == hFactored {
 			return
 		}
-		luR = factorShifted(luR, out, rc.gamma/h, func(x float64) float64 { return x })
-		luC = factorShifted(luC, out, rc.lambda/complex(h, 0), func(x float64) complex128 { return complex(x, 0) })
+		step.luR = factorShifted(step.luR, out, rc.gamma/h, func(x float64) float64 { return x })
+		step.luC = factorShifted(step.luC, out, rc.lambda/complex(h, 0), func(x float64) complex128 { return complex(x, 0) })
 		hFactored = h
 		stats.Factorizations++
-		stats.FillL, stats.FillU = luR.entries()
+		stats.FillL, stats.FillU = step.luR.entries()
 	}
 
 	const (
@@ -327,59 +418,8 @@ func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, R
 			}
 			factor(hh)
 			stats.Steps++
-			// v_k = (sigma_k I - A)^{-1} y0; the stages are
-			// Z_i = sum_k w_ik (sigma_k v_k - y0) and y1 = y0 + Z_3 =
-			// sum_k w_3k sigma_k v_k (sum_k w_ik = 1).
-			copy(v1, y)
-			luR.solve(v1)
-			for i, v := range y {
-				v2[i] = complex(v, 0)
-			}
-			luC.solve(v2)
-			for st := 0; st < 3; st++ {
-				ar := rc.wReal[st] * rc.gamma / hh
-				ac := rc.wCplx[st] * rc.lambda / complex(hh, 0)
-				zs := z[st]
-				for i := range zs {
-					zs[i] = ar*v1[i] + 2*(real(ac)*real(v2[i])-imag(ac)*imag(v2[i]))
-				}
-			}
-			copy(y1, z[2])
-			for st := 0; st < 3; st++ {
-				for i, v := range y {
-					z[st][i] -= v
-				}
-			}
-			// The error estimate (sigma_1 I - A)^{-1} (A y0 + sum_i
-			// e_i Z_i/h) = sigma_1 v_1 - y0 + (sigma_1 I - A)^{-1} tmp.
-			d1, d2, d3 := rc.dd[0]/hh, rc.dd[1]/hh, rc.dd[2]/hh
-			sigma1 := rc.gamma / hh
-			for i := range tmp {
-				tmp[i] = d1*z[0][i] + d2*z[1][i] + d3*z[2][i]
-			}
-			luR.solve(tmp)
-			for i := range errv {
-				errv[i] = sigma1*v1[i] - y[i] + tmp[i]
-			}
-			norm := func() float64 {
-				e := 0.0
-				for i, v := range errv {
-					sc := atol + rtol*math.Max(math.Abs(y[i]), math.Abs(y1[i]))
-					e = math.Max(e, math.Abs(v)/sc)
-				}
-				return math.Max(e, 1e-10)
-			}
-			errNorm := norm()
-			if errNorm >= 1 && (first || reject) {
-				// Once more through A (y0 + err):
-				// sigma_1 (v_1 + M^{-1} err) - (y0 + err) + M^{-1} tmp.
-				copy(e1, errv)
-				luR.solve(e1)
-				for i := range errv {
-					errv[i] = sigma1*(v1[i]+e1[i]) - (y[i] + errv[i]) + tmp[i]
-				}
-				errNorm = norm()
-			}
+			step.stages(hh, y)
+			errNorm := step.errorNorm(hh, y, first || reject)
 			quot := math.Max(facr, math.Min(facl, math.Pow(errNorm, 0.25)/safe))
 			hnew := hh / quot
 			if errNorm < 1 {
@@ -392,7 +432,7 @@ func radau(rows [][]flow, alpha, ts []float64, opt RadauOptions) ([][]float64, R
 					hnew = hh / quot
 				}
 				hacc, erracc = hh, math.Max(1e-2, errNorm)
-				copy(y, y1)
+				copy(y, step.y1)
 				if last {
 					x = tEnd
 				} else {

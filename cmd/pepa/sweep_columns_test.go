@@ -228,3 +228,44 @@ func TestNumberID(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSweepColumns times a point's flattening, the typed flattener
+// against the JSON round trip the sweep made before (marshal the
+// document, read it back), on a ranking of three mappings with energy.
+func BenchmarkSweepColumns(b *testing.B) {
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	args := []string{"--beta", "30", "--busy-power", "250,180,200,220", "--idle-power", "60,40,50,50", "--energy-budget", "30000",
+		"../../testdata/cluster/paired.pepa", "../../testdata/cluster/uneven.pepa", "../../testdata/cluster/round-robin.pepa"}
+	a, ctx, code := sweepParsers["robustness"](context.Background(), e, args)
+	if code >= 0 {
+		b.Fatalf("parse: exit %d", code)
+	}
+	in, code := loadInputs(e, a.base())
+	if code >= 0 {
+		b.Fatalf("load: exit %d", code)
+	}
+	r, err := a.solve(ctx, e, in, cliDeriver(e, a.base()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("typed", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if len(a.columns(r)) == 0 {
+				b.Fatal("no columns")
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			doc, err := json.Marshal(a.document(r))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if cols, err := flattenJSON(doc); err != nil || len(cols) == 0 {
+				b.Fatal("no columns", err)
+			}
+		}
+	})
+}

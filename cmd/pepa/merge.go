@@ -55,19 +55,7 @@ without --shard prints, in the format the shards were run with unless
 		return exitInvalid
 	}
 	render := func(key, flagValue, fallback string) (string, error) {
-		if flagValue != "" {
-			return flagValue, nil
-		}
-		v := files[0].Render[key]
-		for _, f := range files[1:] {
-			if f.Render[key] != v {
-				return "", fmt.Errorf("the shards were run with different --%s (%s: %q, %s: %q): give merge --%s", key, files[0].Name, v, f.Name, f.Render[key], key)
-			}
-		}
-		if v == "" {
-			return fallback, nil
-		}
-		return v, nil
+		return shardRender(files, key, flagValue, fallback)
 	}
 	if *format, err = render("format", *format, "text"); err != nil {
 		fmt.Fprintf(e.stderr, "pepa merge: %v\n", err)
@@ -98,16 +86,7 @@ without --shard prints, in the format the shards were run with unless
 				return code
 			}
 		}
-		var parts []*sweep.Result
-		for _, f := range files {
-			var r sweep.Result
-			if err := json.Unmarshal(f.Data, &r); err != nil {
-				fmt.Fprintf(e.stderr, "pepa merge: %s: %v\n", f.Name, err)
-				return exitInvalid
-			}
-			parts = append(parts, &r)
-		}
-		res, err := sweep.Merge(parts)
+		res, err := mergeSweep(files)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "pepa merge: %v\n", err)
 			return exitInvalid
@@ -116,6 +95,39 @@ without --shard prints, in the format the shards were run with unless
 	}
 	fmt.Fprintf(e.stderr, "pepa merge: %s: shards of pepa %s cannot be merged by this pepa\n", files[0].Name, files[0].Verb)
 	return exitInvalid
+}
+
+// shardRender is how merge shows the shards: the flag's value if given,
+// else the setting the shards were run with (which must be one), else
+// fallback.
+func shardRender(files []*shard.File, key, flagValue, fallback string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	v := files[0].Render[key]
+	for _, f := range files[1:] {
+		if f.Render[key] != v {
+			return "", fmt.Errorf("the shards were run with different --%s (%s: %q, %s: %q): give merge --%s", key, files[0].Name, v, f.Name, f.Render[key], key)
+		}
+	}
+	if v == "" {
+		return fallback, nil
+	}
+	return v, nil
+}
+
+// mergeSweep reads each sweep shard's result and merges them into the
+// whole sweep's (sweep.Merge).
+func mergeSweep(files []*shard.File) (*sweep.Result, error) {
+	var parts []*sweep.Result
+	for _, f := range files {
+		var r sweep.Result
+		if err := json.Unmarshal(f.Data, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		parts = append(parts, &r)
+	}
+	return sweep.Merge(parts)
 }
 
 // mergeSimulate combines simulate shards and returns the writer of what

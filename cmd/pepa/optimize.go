@@ -89,14 +89,7 @@ func runOptimize(ctx context.Context, e *env, args []string) int {
 		return code
 	}
 	if *pareto {
-		pw, err := power.Resolve(in.Machines, in.Power)
-		if err != nil {
-			return usageError(e, "optimize", "%v", err)
-		}
-		if pw == nil {
-			return usageError(e, "optimize", "--pareto needs each machine's power: a \"power\" in %s ({\"busy\": [...], \"idle\": [...]}, watts), or --busy-power (and --idle-power)", files[0])
-		}
-		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: pw, budget: *budget, seed: *seed,
+		return runPareto(ctx, e, in, paretoArgs{spec: files[0], beta: *beta, power: power, budget: *budget, seed: *seed,
 			maxEnumerate: *maxEnum, energyBudget: *energyBudget, format: *format, mappingOut: *mappingOut, plotPath: *plotPath, plotFormat: plotFormat})
 	}
 	return runSearch(ctx, e, in, searchArgs{spec: files[0], out: *out, mappingOut: *mappingOut, format: *format,

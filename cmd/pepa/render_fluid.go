@@ -402,137 +402,161 @@ func fluidText(w io.Writer, name string, res *fluid.Analysis, opt fluid.Options,
 		fmt.Fprintf(w, "check:    %s\n", checkLine(c))
 	}
 	if s := res.Series; s != nil {
-		fmt.Fprintf(w, "\ntime series (mean populations; %s):\n", solverLine(s.Stats))
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		head := []string{"t"}
-		for i := 0; i < m.Dim; i++ {
-			head = append(head, m.StateName(i))
-		}
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for k, t := range s.Times {
-			cells := []string{fmt.Sprintf("%g", t)}
-			for i := 0; i < m.Dim; i++ {
-				c := fmt.Sprintf("%.6g", s.Populations[i][k])
-				if s.Variances != nil {
-					c += fmt.Sprintf(" ±%.3g", math.Sqrt(s.Variances[i][k]))
-				}
-				cells = append(cells, c)
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-		tw.Flush()
-		fmt.Fprintln(w, "\nthroughputs:")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "t\t"+strings.Join(m.Labels, "\t"))
-		for k, t := range s.Times {
-			cells := []string{fmt.Sprintf("%g", t)}
-			for a := range m.Labels {
-				cells = append(cells, fmt.Sprintf("%.6g", s.Throughputs[a][k]))
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-		tw.Flush()
+		fluidSeriesText(w, m, s)
 	}
 	if st := res.Steady; st != nil {
-		fmt.Fprintln(w)
-		switch {
-		case st.Stopped:
-			fmt.Fprintf(w, "steady state: every flow has stopped by t = %g (the fluid is stuck: the chain may deadlock)\n", st.Time)
-		case st.Settled:
-			how := ""
-			if st.Polished {
-				how = "; refined by Newton's method"
-			}
-			fmt.Fprintf(w, "steady state: the fixed point, reached by t = %g; residual max|dx/dt| / largest throughput = %.2g%s (%s)\n", st.Time, st.Residual, how, solverLine(st.Stats))
-		default:
-			fmt.Fprintf(w, "steady state: NOT SETTLED by t = %g: residual %.3g%s\n", st.Time, st.Residual, swingText(m, st))
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if st.Variances != nil {
-			fmt.Fprintln(tw, "component\tlocal state\tpopulation\tstd dev (linear noise)")
-		} else {
-			fmt.Fprintln(tw, "component\tlocal state\tpopulation")
-		}
-		for _, g := range m.Groups {
-			for d, s := range g.States {
-				if st.Variances != nil {
-					fmt.Fprintf(tw, "%s\t%s\t%.10g\t%.6g\n", g.Name, s, st.Populations[g.Offset+d], math.Sqrt(st.Variances[g.Offset+d]))
-				} else {
-					fmt.Fprintf(tw, "%s\t%s\t%.10g\n", g.Name, s, st.Populations[g.Offset+d])
-				}
-			}
-		}
-		tw.Flush()
-		fmt.Fprintln(w)
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "action\tthroughput")
-		for a, l := range m.Labels {
-			fmt.Fprintf(tw, "%s\t%.10g\n", l, st.Throughputs[a])
-		}
-		tw.Flush()
+		fluidSteadyText(w, m, st)
 	}
 	if ps := res.Passage; ps != nil {
-		fmt.Fprintln(w)
-		gi, _ := m.Group(ps.Group)
-		var start []string
-		for d, p := range ps.Start {
-			if p > 0 {
-				start = append(start, fmt.Sprintf("%s %.4g", m.Groups[gi].States[d], p))
-			}
-		}
-		end := ""
-		if len(ps.TargetActions) > 0 {
-			end = "its first " + strings.Join(ps.TargetActions, " or ")
-		} else {
-			end = "entering " + strings.Join(ps.TargetStates, " or ")
-		}
-		if ps.Semantics == "plugin" {
-			fmt.Fprintf(w, "tagged passage (plug-in semantics, populations at their steady state): one copy of %s from %s until %s (%s)\n", ps.Group, strings.Join(start, ", "), end, solverLine(ps.Stats))
-		} else {
-			fmt.Fprintf(w, "tagged passage: one copy of %s from its initial local state %s until %s, the populations moving from their initial values (%s)\n", ps.Group, m.Groups[gi].States[0], end, solverLine(ps.Stats))
-		}
-		if math.IsNaN(ps.Mean) {
-			note := ps.MeanNote
-			if note == "" {
-				note = "not asked"
-			}
-			fmt.Fprintf(w, "mean:     unavailable: %s\n", note)
-		} else {
-			fmt.Fprintf(w, "mean:     %.10g\n", ps.Mean)
-		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if pdf {
-			fmt.Fprintln(tw, "t\tCDF\tPDF")
-		} else {
-			fmt.Fprintln(tw, "t\tCDF")
-		}
-		for i, t := range ps.Times {
-			if pdf {
-				fmt.Fprintf(tw, "%g\t%.10f\t%.6g\n", t, ps.CDF[i], ps.PDF[i])
-			} else {
-				fmt.Fprintf(tw, "%g\t%.10f\n", t, ps.CDF[i])
-			}
-		}
-		tw.Flush()
+		fluidPassageText(w, m, ps, pdf)
 	}
 	if c := res.Check; c != nil && len(c.Rows) > 0 {
-		fmt.Fprintf(w, "\ncheck against %s at the steady state:\n", c.Against)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		if c.Against == "simulation" {
-			fmt.Fprintf(tw, "figure\tcomponent\tname\tfluid\tsimulation\t%g%% interval\tdifference\n", 100*c.Confidence)
-		} else {
-			fmt.Fprintln(tw, "figure\tcomponent\tname\tfluid\tchain (exact)\tdifference")
-		}
-		for _, r := range c.Rows {
-			if c.Against == "simulation" {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%.8g\t%.8g\t[%.6g, %.6g]\t%.3g\n", r.Kind, r.Group, r.Name, r.Fluid, r.Chain, r.Low, r.High, r.Difference)
-			} else {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%.8g\t%.8g\t%.3g\n", r.Kind, r.Group, r.Name, r.Fluid, r.Chain, r.Difference)
-			}
-		}
-		tw.Flush()
+		fluidCheckText(w, c)
 	}
 	return nil
+}
+
+// fluidSeriesText is the time series: the mean populations and the
+// throughputs at each time.
+func fluidSeriesText(w io.Writer, m *fluid.Model, s *fluid.Series) {
+	fmt.Fprintf(w, "\ntime series (mean populations; %s):\n", solverLine(s.Stats))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := []string{"t"}
+	for i := 0; i < m.Dim; i++ {
+		head = append(head, m.StateName(i))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for k, t := range s.Times {
+		cells := []string{fmt.Sprintf("%g", t)}
+		for i := 0; i < m.Dim; i++ {
+			c := fmt.Sprintf("%.6g", s.Populations[i][k])
+			if s.Variances != nil {
+				c += fmt.Sprintf(" ±%.3g", math.Sqrt(s.Variances[i][k]))
+			}
+			cells = append(cells, c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nthroughputs:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "t\t"+strings.Join(m.Labels, "\t"))
+	for k, t := range s.Times {
+		cells := []string{fmt.Sprintf("%g", t)}
+		for a := range m.Labels {
+			cells = append(cells, fmt.Sprintf("%.6g", s.Throughputs[a][k]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+}
+
+// fluidSteadyText is the steady state: how it was reached, the
+// populations and the throughputs.
+func fluidSteadyText(w io.Writer, m *fluid.Model, st *fluid.Steady) {
+	fmt.Fprintln(w)
+	switch {
+	case st.Stopped:
+		fmt.Fprintf(w, "steady state: every flow has stopped by t = %g (the fluid is stuck: the chain may deadlock)\n", st.Time)
+	case st.Settled:
+		how := ""
+		if st.Polished {
+			how = "; refined by Newton's method"
+		}
+		fmt.Fprintf(w, "steady state: the fixed point, reached by t = %g; residual max|dx/dt| / largest throughput = %.2g%s (%s)\n", st.Time, st.Residual, how, solverLine(st.Stats))
+	default:
+		fmt.Fprintf(w, "steady state: NOT SETTLED by t = %g: residual %.3g%s\n", st.Time, st.Residual, swingText(m, st))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if st.Variances != nil {
+		fmt.Fprintln(tw, "component\tlocal state\tpopulation\tstd dev (linear noise)")
+	} else {
+		fmt.Fprintln(tw, "component\tlocal state\tpopulation")
+	}
+	for _, g := range m.Groups {
+		for d, s := range g.States {
+			if st.Variances != nil {
+				fmt.Fprintf(tw, "%s\t%s\t%.10g\t%.6g\n", g.Name, s, st.Populations[g.Offset+d], math.Sqrt(st.Variances[g.Offset+d]))
+			} else {
+				fmt.Fprintf(tw, "%s\t%s\t%.10g\n", g.Name, s, st.Populations[g.Offset+d])
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "action\tthroughput")
+	for a, l := range m.Labels {
+		fmt.Fprintf(tw, "%s\t%.10g\n", l, st.Throughputs[a])
+	}
+	tw.Flush()
+}
+
+// fluidPassageText is the tagged passage: what it measures, its mean and
+// its CDF (and density).
+func fluidPassageText(w io.Writer, m *fluid.Model, ps *fluid.Passage, pdf bool) {
+	fmt.Fprintln(w)
+	gi, _ := m.Group(ps.Group)
+	var start []string
+	for d, p := range ps.Start {
+		if p > 0 {
+			start = append(start, fmt.Sprintf("%s %.4g", m.Groups[gi].States[d], p))
+		}
+	}
+	end := ""
+	if len(ps.TargetActions) > 0 {
+		end = "its first " + strings.Join(ps.TargetActions, " or ")
+	} else {
+		end = "entering " + strings.Join(ps.TargetStates, " or ")
+	}
+	if ps.Semantics == "plugin" {
+		fmt.Fprintf(w, "tagged passage (plug-in semantics, populations at their steady state): one copy of %s from %s until %s (%s)\n", ps.Group, strings.Join(start, ", "), end, solverLine(ps.Stats))
+	} else {
+		fmt.Fprintf(w, "tagged passage: one copy of %s from its initial local state %s until %s, the populations moving from their initial values (%s)\n", ps.Group, m.Groups[gi].States[0], end, solverLine(ps.Stats))
+	}
+	if math.IsNaN(ps.Mean) {
+		note := ps.MeanNote
+		if note == "" {
+			note = "not asked"
+		}
+		fmt.Fprintf(w, "mean:     unavailable: %s\n", note)
+	} else {
+		fmt.Fprintf(w, "mean:     %.10g\n", ps.Mean)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if pdf {
+		fmt.Fprintln(tw, "t\tCDF\tPDF")
+	} else {
+		fmt.Fprintln(tw, "t\tCDF")
+	}
+	for i, t := range ps.Times {
+		if pdf {
+			fmt.Fprintf(tw, "%g\t%.10f\t%.6g\n", t, ps.CDF[i], ps.PDF[i])
+		} else {
+			fmt.Fprintf(tw, "%g\t%.10f\n", t, ps.CDF[i])
+		}
+	}
+	tw.Flush()
+}
+
+// fluidCheckText is the check of the steady state against the chain or a
+// simulation.
+func fluidCheckText(w io.Writer, c *fluid.Check) {
+	fmt.Fprintf(w, "\ncheck against %s at the steady state:\n", c.Against)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if c.Against == "simulation" {
+		fmt.Fprintf(tw, "figure\tcomponent\tname\tfluid\tsimulation\t%g%% interval\tdifference\n", 100*c.Confidence)
+	} else {
+		fmt.Fprintln(tw, "figure\tcomponent\tname\tfluid\tchain (exact)\tdifference")
+	}
+	for _, r := range c.Rows {
+		if c.Against == "simulation" {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.8g\t%.8g\t[%.6g, %.6g]\t%.3g\n", r.Kind, r.Group, r.Name, r.Fluid, r.Chain, r.Low, r.High, r.Difference)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.8g\t%.8g\t%.3g\n", r.Kind, r.Group, r.Name, r.Fluid, r.Chain, r.Difference)
+		}
+	}
+	tw.Flush()
 }
 
 func solverLine(s fluid.IntegratorStats) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"pepa/models/energy"
+	"pepa/models"
 	"pepa/models/optimize"
 	"pepa/models/plot"
 	"pepa/models/spec"
@@ -20,7 +21,7 @@ import (
 type paretoArgs struct {
 	spec                 string
 	beta                 float64
-	power                *energy.Power
+	power                models.PowerFlags // over the specification's
 	budget               time.Duration
 	seed                 uint64
 	maxEnumerate         int
@@ -43,8 +44,7 @@ func runPareto(ctx context.Context, e *env, in *spec.Instance, a paretoArgs) int
 			return exitInvalid
 		}
 	}
-	in.Power = a.power // the power used, in the specification --mapping-out writes
-	opt := optimize.ParetoOptions{Beta: a.beta, Power: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate, EnergyBudget: a.energyBudget}
+	opt := optimize.ParetoOptions{Beta: a.beta, PowerFlags: a.power, Budget: a.budget, Seed: a.seed, MaxEnumerate: a.maxEnumerate, EnergyBudget: a.energyBudget}
 	if a.plotFormat != "" {
 		opt.CloudSample = paretoCloudSample
 	}
@@ -65,6 +65,13 @@ func runPareto(ctx context.Context, e *env, in *spec.Instance, a paretoArgs) int
 	if e.stderrTerminal {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
+	var pe *optimize.PowerError
+	if errors.As(err, &pe) {
+		if pe.Missing {
+			return usageError(e, "optimize", "--pareto needs each machine's power: a \"power\" in %s ({\"busy\": [...], \"idle\": [...]}, watts), or --busy-power (and --idle-power)", a.spec)
+		}
+		return usageError(e, "optimize", "%v", pe.Err)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(e.stderr, "pepa optimize: interrupted before any mapping was evaluated")
@@ -73,6 +80,7 @@ func runPareto(ctx context.Context, e *env, in *spec.Instance, a paretoArgs) int
 		fmt.Fprintf(e.stderr, "%s: error: %v\n", a.spec, err)
 		return exitInvalid
 	}
+	in.Power = &res.Power // the power used, in the specification --mapping-out writes
 	if a.mappingOut != "" {
 		var ms []spec.Mapping
 		for _, p := range res.Front {

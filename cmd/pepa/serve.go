@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -106,33 +106,17 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	if *maxStates == 0 {
 		*maxStates, mem.defaulted = statesFor(mem.budget), true
 	}
-	logf := serve.NewLogger(e.stderr)
-	token, created, warnings, err := serve.ReadToken(*tokenFile)
-	if err != nil {
-		return usageError(e, "serve", "--token-file: %v", err)
-	}
-	if created {
-		logf("created %s with a new random token (mode 0600)", *tokenFile)
-	}
-	for _, w := range warnings {
-		logf("%s", w)
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := serve.Open(ctx, serve.Config{Dir: *stateDir, Token: token, MaxStates: *maxStates, RequestTimeout: *timeout, Transient: *transient, Logf: logf})
-	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		fmt.Fprintf(e.stderr, "pepa serve: %v\n", err)
-		return exitInvalid
-	}
-	defer s.Close()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return usageError(e, "serve", "--listen: %v", err)
-	}
-	if err := s.Serve(ctx, ln); err != nil {
+	err := serve.Run(ctx, serve.RunConfig{TokenFile: *tokenFile, Listen: *listen,
+		Config: serve.Config{Dir: *stateDir, MaxStates: *maxStates, RequestTimeout: *timeout, Transient: *transient, Logf: serve.NewLogger(e.stderr)}})
+	var se *serve.SetupError
+	switch {
+	case errors.As(err, &se):
+		return usageError(e, "serve", "--%s: %v", se.Setting, se.Err)
+	case err != nil && ctx.Err() != nil:
+		return exitInterrupted
+	case err != nil:
 		fmt.Fprintf(e.stderr, "pepa serve: %v\n", err)
 		return exitInvalid
 	}

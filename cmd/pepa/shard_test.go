@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"pepa/ctmc/sweep"
 )
 
 // runShards runs a verb in n shards (written in dir) and returns the
@@ -169,7 +167,7 @@ func TestSweepDerivesOnce(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("r3 = %s: %s", v, stderr)
 		}
-		cols, err := sweep.Flatten([]byte(strings.ReplaceAll(hand, p, file)))
+		cols, err := flattenJSON([]byte(strings.ReplaceAll(hand, p, file)))
 		if err != nil {
 			t.Fatal(err)
 		}

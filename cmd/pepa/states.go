@@ -70,21 +70,16 @@ func parseStates(ctx context.Context, e *env, args []string) (*statesCmd, contex
 }
 
 func (a *statesCmd) solve(ctx context.Context, e *env, in []models.Input, derive deriver) (any, error) {
-	s, err := ctmc.Compile(in[0].Model, ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates})
+	req := models.ChainRequest{Compile: ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates}, Stopped: a.stopped,
+		Derive: func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) { return derive(ctx, 0, s) }}
+	if t := a.timer(); t != nil {
+		req.Stage = t.mark
+	}
+	r, err := models.Chain(ctx, in[0].Model, req)
 	if err != nil {
 		return nil, err
 	}
-	a.timer().mark("compile", "")
-	if a.stopped {
-		if s, err = models.StopAll(s); err != nil {
-			return nil, err
-		}
-	}
-	c, err := derive(ctx, 0, s)
-	if err != nil {
-		return nil, err
-	}
-	return &statesOutcome{c: c, batchEnd: a.stopped && models.BatchEnds(c)}, nil
+	return &statesOutcome{c: r.Chain, batchEnd: r.BatchEnd}, nil
 }
 
 // document is what --format json prints of a chain.

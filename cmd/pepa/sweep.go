@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,21 +31,29 @@ func (v *varyFlags) Set(s string) error {
 	return nil
 }
 
+// sweepable is an analysis a sweep runs at its points: the verb's solve,
+// and its result's measures, named by their paths in the verb's JSON
+// (sweep_columns.go).
+type sweepable interface {
+	analysis
+	columns(result any) []sweep.Column
+}
+
 // sweepParsers parse the flags of the verbs a sweep runs at its points.
-var sweepParsers = map[string]func(ctx context.Context, e *env, args []string) (analysis, context.Context, int){
-	"states": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+var sweepParsers = map[string]func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int){
+	"states": func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int) {
 		return parseStates(ctx, e, args)
 	},
-	"steady": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+	"steady": func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int) {
 		return parseSteady(ctx, e, args)
 	},
-	"passage": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+	"passage": func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int) {
 		return parsePassage(ctx, e, args)
 	},
-	"robustness": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+	"robustness": func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int) {
 		return parseRobustness(ctx, e, args)
 	},
-	"simulate": func(ctx context.Context, e *env, args []string) (analysis, context.Context, int) {
+	"simulate": func(ctx context.Context, e *env, args []string) (sweepable, context.Context, int) {
 		return parseSimulate(ctx, e, args)
 	},
 }
@@ -65,11 +72,11 @@ type sweepCmd struct {
 	mem         memoryFlag
 	verb        string
 	verbArgs    []string // the verb and its arguments, as given
-	a           analysis
+	a           sweepable
 }
 
-// sweepPoint is one point's measures: the verb's JSON numbers by path,
-// and the series whose crossings are found.
+// sweepPoint is one point's measures, named by their paths in the verb's
+// JSON, and the series whose crossings are found.
 type sweepPoint struct {
 	cols   []sweep.Column
 	series []float64
@@ -240,8 +247,8 @@ func (s *sweepCmd) run(ctx context.Context, e *env) (*sweep.Result, int) {
 	return res, -1
 }
 
-// point solves the verb at one point and names its numbers by their JSON
-// paths.
+// point solves the verb at one point and flattens its result into the
+// sweep's columns.
 func (s *sweepCmd) point(ctx context.Context, e *env, p *sweep.Point, series interface{ series(any) []float64 }) (sweepPoint, error) {
 	b := s.a.base()
 	in := make([]models.Input, len(p.Models))
@@ -257,15 +264,7 @@ func (s *sweepCmd) point(ctx context.Context, e *env, p *sweep.Point, series int
 		}
 		return sweepPoint{}, fmt.Errorf("pepa %s failed:\n%s", s.verb, b.message(err))
 	}
-	doc, err := json.Marshal(s.a.document(r))
-	if err != nil {
-		return sweepPoint{}, err
-	}
-	cols, err := sweep.Flatten(doc)
-	if err != nil {
-		return sweepPoint{}, err
-	}
-	pt := sweepPoint{cols: cols}
+	pt := sweepPoint{cols: s.a.columns(r)}
 	if series != nil {
 		pt.series = series.series(r)
 	}

@@ -1,9 +1,10 @@
 // Package sweep varies rate constants of a PEPA model over a grid and
 // collects measures at each point: parsing --vary specifications (positive
 // values only), editing a parsed model's rate definitions (the model is
-// re-checked, so every derived rate follows), flattening a verb's JSON
-// output into named columns, locating where one series overtakes another
-// (bisection on the exact solver), deriving each model's chain once for
+// re-checked, so every derived rate follows), running an analysis at
+// every point (Run: a point's measures are named columns the caller makes
+// from its typed result; nothing here knows a verb), locating where one
+// series overtakes another (bisection on the exact solver), deriving each model's chain once for
 // every point (ChainCache), splitting the grid into shards and merging
 // their results (Result, Merge). Its figures (lines for one parameter, a
 // heat map for two) are drawn by package models/plot.

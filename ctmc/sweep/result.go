@@ -8,6 +8,14 @@ import (
 	"sort"
 )
 
+// Column is one named measure of a point: its name is the path of the
+// number in the verb's JSON output, which the caller gives (cmd/pepa
+// flattens each verb's typed result).
+type Column struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
 // Result is what a sweep measured: every point's measures (Rows, in grid
 // order from point First: the whole grid, or a shard's range of it) and
 // the crossings of the Series (the models whose robustness is compared,

@@ -117,19 +117,3 @@ func TestCrossings(t *testing.T) {
 		t.Fatalf("crossing %+v, want x = %.10f", c, u*u)
 	}
 }
-
-func TestFlatten(t *testing.T) {
-	cols, err := Flatten([]byte(`{"beta": 45, "mappings": [{"model": "b.pepa", "robustness": 0.7, "machines": [{"name": "M1", "p_by_beta": 0.9}]},
-		{"model": "a.pepa", "robustness": 0.8, "ok": true, "ci": [0.1, 0.2]}], "points": [{"t": 5, "cdf": 0.5}], "throughput": [{"action": "go", "throughput": 2}],
-		"utilisation": [{"component": "P", "state": "Q", "population": 0.25}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Column{{"mappings[b.pepa].machines[M1].p_by_beta", 0.9}, {"mappings[b.pepa].robustness", 0.7},
-		{"mappings[a.pepa].ci.lo", 0.1}, {"mappings[a.pepa].ci.hi", 0.2}, {"mappings[a.pepa].robustness", 0.8},
-		{"points[t=5].cdf", 0.5}, {"points[t=5].t", 5}, {"throughput[go].throughput", 2},
-		{"utilisation[P:Q].population", 0.25}}
-	if !reflect.DeepEqual(cols, want) {
-		t.Fatalf("got %v", cols)
-	}
-}

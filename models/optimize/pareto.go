@@ -96,8 +96,15 @@ const (
 
 // ParetoOptions controls ParetoFront.
 type ParetoOptions struct {
-	Beta  float64
-	Power *energy.Power // each machine's power, in machine order (required)
+	Beta float64
+	// Power is each machine's power, in machine order; nil: the
+	// specification's (in.Power) with PowerFlags applied. Without either,
+	// ParetoFront fails with a PowerError (Missing).
+	Power *energy.Power
+	// PowerFlags are --busy-power and --idle-power as given, applied to
+	// the specification's power when Power is nil (a PowerError when they
+	// do not resolve).
+	PowerFlags models.PowerFlags
 	// Epsilon bounds the CDFs' truncation error (default 1e-10).
 	Epsilon float64
 	// MaxEnumerate: every mapping is evaluated when there are at most this
@@ -184,6 +191,18 @@ type ParetoResult struct {
 	Elapsed time.Duration
 }
 
+// PowerError is why the front has no power to use: none is known
+// (Missing: the specification has no "power" and no flag gives it), or
+// the flags do not resolve against the specification's machines. The
+// caller's input is at fault, not the search.
+type PowerError struct {
+	Missing bool
+	Err     error
+}
+
+func (e *PowerError) Error() string { return e.Err.Error() }
+func (e *PowerError) Unwrap() error { return e.Err }
+
 // Reasons ParetoFront stops (ParetoResult.Stopped).
 const (
 	ParetoComplete    = "complete" // every mapping enumerated
@@ -196,7 +215,14 @@ const (
 func ParetoFront(ctx context.Context, in *spec.Instance, opt ParetoOptions) (*ParetoResult, error) {
 	start := time.Now()
 	if opt.Power == nil {
-		return nil, option.Errorf("the robustness/energy front needs each machine's power: a \"power\" in the specification, or {BusyPower} (and {IdlePower})")
+		pw, err := opt.PowerFlags.Resolve(in.Machines, in.Power)
+		if err != nil {
+			return nil, &PowerError{Err: err}
+		}
+		if pw == nil {
+			return nil, &PowerError{Missing: true, Err: option.Errorf("the robustness/energy front needs each machine's power: a \"power\" in the specification, or {BusyPower} (and {IdlePower})")}
+		}
+		opt.Power = pw
 	}
 	if err := opt.Power.Check(len(in.Machines)); err != nil {
 		return nil, err

@@ -2,9 +2,11 @@ package optimize
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -412,10 +414,41 @@ func TestParetoFrontCoupled(t *testing.T) {
 	checkHeuristics(t, in, res)
 }
 
+// TestParetoFrontPowerFlags: without Power, the front uses the
+// specification's power with the flags applied (the same front as with
+// that power given by hand); without any power, or with flags that do not
+// resolve, a PowerError says which.
+func TestParetoFrontPowerFlags(t *testing.T) {
+	in := loadEnergySpec(t)
+	idleFree := energy.Power{Busy: in.Power.Busy, Idle: make([]float64, len(in.Machines))}
+	byFlags, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: 40, PowerFlags: models.PowerFlags{Idle: "0,0,0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byHand, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: 40, Power: &idleFree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(byFlags.Power, idleFree) || !reflect.DeepEqual(byFlags.Front, byHand.Front) {
+		t.Errorf("--idle-power 0,0,0: power %+v, a front of %d; want power %+v, the front of %d with it", byFlags.Power, len(byFlags.Front), idleFree, len(byHand.Front))
+	}
+	none := *in
+	none.Power = nil
+	var pe *PowerError
+	if _, err := ParetoFront(context.Background(), &none, ParetoOptions{Beta: 40}); !errors.As(err, &pe) || !pe.Missing || !strings.Contains(err.Error(), "power") {
+		t.Errorf("no power: %v", err)
+	}
+	if _, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: 40, PowerFlags: models.PowerFlags{Busy: "1,2"}}); !errors.As(err, &pe) || pe.Missing {
+		t.Errorf("busy power of two machines for three: %v", err)
+	}
+}
+
 // TestParetoFrontErrors: no power, and power of the wrong size.
 func TestParetoFrontErrors(t *testing.T) {
 	in := loadEnergySpec(t)
-	if _, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: 40}); err == nil || !strings.Contains(err.Error(), "power") {
+	none := *in
+	none.Power = nil
+	if _, err := ParetoFront(context.Background(), &none, ParetoOptions{Beta: 40}); err == nil || !strings.Contains(err.Error(), "power") {
 		t.Errorf("no power: %v", err)
 	}
 	if _, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: 40, Power: &energy.Power{Busy: []float64{1}, Idle: []float64{0}}}); err == nil {

@@ -1,8 +1,9 @@
 // Package serve is 'pepa serve': robustness figures from observed progress
 // (semantics.md section 6) over HTTP, for a controller that posts a
 // running batch's models and completions, and a page for people. The verb
-// in cmd/pepa parses its flags, reads the token (ReadToken) and runs a
-// Server (Open, then Serve).
+// in cmd/pepa parses its flags and makes one call, Run: it reads the token
+// (ReadToken), opens the Server (Open), listens and serves (Serve); a
+// SetupError names the setting at fault (the token file, the address).
 //
 // What is in it: the handlers and their checks of every input (http.go,
 // events.go: JSON keys exactly as documented, numbers strictly decimal and

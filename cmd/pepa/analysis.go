@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"pepa/ctmc/steady"
 	"time"
 
 	"pepa/ctmc"
@@ -130,9 +131,9 @@ func (b *analysisBase) message(err error) string {
 	if errors.As(err, &ie) {
 		name, err = ie.Name, ie.Err
 	}
-	var de *deadlockError
+	var de *steady.DeadlockError
 	if errors.As(err, &de) {
-		return deadlockLines(name, de.c)
+		return deadlockLines(name, de.Chain)
 	}
 	return fmt.Sprintf("%s: error: %v", name, b.o.memory.explainLimit(err))
 }

@@ -79,17 +79,6 @@ func writeOutput(e *env, path string, write func(w io.Writer) error) error {
 // writeJSON is the JSON every verb prints (render.WriteJSON).
 func writeJSON(w io.Writer, v any) error { return render.WriteJSON(w, v) }
 
-// deadlockError is a chain with deadlocks where the analysis needs
-// none (steady state); fail prints its states as reportDeadlocks does.
-type deadlockError struct{ c *ctmc.Chain }
-
-func (d *deadlockError) Error() string {
-	i := int(d.c.Deadlocks[0])
-	return fmt.Sprintf("deadlock in state %d: %s", i, d.c.StateString(i))
-}
-
-func deadlockErr(c *ctmc.Chain) error { return &deadlockError{c} }
-
 // reportDeadlocks prints the deadlocked states (at most a few) as errors.
 func reportDeadlocks(e *env, name string, c *ctmc.Chain) {
 	fmt.Fprintln(e.stderr, deadlockLines(name, c))

@@ -10,8 +10,8 @@ import (
 
 // document is what --format json prints of a steady state.
 func (a *steadyCmd) document(result any) any {
-	o := result.(*steadyOutcome)
-	c, res, tps, uts := o.c, o.res, o.tps, o.uts
+	o := result.(*steady.Report)
+	c, res, tps, uts := o.Chain, o.Result, o.Throughputs, o.Utilisations
 	type tp struct {
 		Action        string  `json:"action"`
 		Throughput    float64 `json:"throughput"`
@@ -60,8 +60,8 @@ func (a *steadyCmd) document(result any) any {
 }
 
 // steadyCSV is the measures as CSV, a row each.
-func steadyCSV(w io.Writer, o *steadyOutcome) error {
-	res, tps, uts := o.res, o.tps, o.uts
+func steadyCSV(w io.Writer, o *steady.Report) error {
+	res, tps, uts := o.Result, o.Throughputs, o.Utilisations
 	fmt.Fprintln(w, "measure,component,name,value")
 	for _, t := range tps {
 		fmt.Fprintf(w, "throughput,,%s,%s\n", csvQuote(t.Action), fmtFloat(t.Value))
@@ -80,8 +80,8 @@ func steadyCSV(w io.Writer, o *steadyOutcome) error {
 
 // steadyText is the steady state as text: the chain, how it was solved,
 // the throughputs and the populations.
-func steadyText(w io.Writer, name string, o *steadyOutcome) error {
-	c, res, tps, uts := o.c, o.res, o.tps, o.uts
+func steadyText(w io.Writer, name string, o *steady.Report) error {
+	c, res, tps, uts := o.Chain, o.Result, o.Throughputs, o.Utilisations
 	fmt.Fprintf(w, "model:    %s\n", name)
 	fmt.Fprintf(w, "states:   %d (%d transitions)\n", c.N, c.NumTransitions())
 	switch {

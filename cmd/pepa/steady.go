@@ -18,14 +18,6 @@ type steadyCmd struct {
 	opt steady.Options
 }
 
-// steadyOutcome is a steady-state solution with its measures.
-type steadyOutcome struct {
-	c   *ctmc.Chain
-	res *steady.Result
-	tps []ctmc.Throughput
-	uts []ctmc.Utilisation
-}
-
 func runSteady(ctx context.Context, e *env, args []string) int {
 	a, ctx, code := parseSteady(ctx, e, args)
 	if code >= 0 {
@@ -72,29 +64,21 @@ func parseSteady(ctx context.Context, e *env, args []string) (*steadyCmd, contex
 }
 
 func (a *steadyCmd) solve(ctx context.Context, e *env, in []models.Input, derive deriver) (any, error) {
-	s, err := ctmc.Compile(in[0].Model, ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates})
+	out, err := steady.Analyze(ctx, in[0].Model, steady.Request{
+		Compile: ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates},
+		Derive:  func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) { return derive(ctx, 0, s) },
+		Solve:   a.opt,
+	})
 	if err != nil {
 		return nil, err
 	}
-	c, err := derive(ctx, 0, s)
-	if err != nil {
-		return nil, err
-	}
-	if len(c.Deadlocks) > 0 {
-		return nil, deadlockErr(c)
-	}
-	res, err := steady.Solve(ctx, c, a.opt)
-	if err != nil {
-		return nil, err
-	}
-	out := &steadyOutcome{c: c, res: res, tps: ctmc.Throughputs(c, res.Pi), uts: ctmc.Utilisations(c, res.Pi)}
-	a.timer().mark("steady state", fmt.Sprintf("%s, %d iterations", res.Method, res.Iterations))
+	a.timer().mark("steady state", fmt.Sprintf("%s, %d iterations", out.Result.Method, out.Result.Iterations))
 	return out, nil
 }
 
 func (a *steadyCmd) render(e *env, result any) int {
-	out := result.(*steadyOutcome)
-	res := out.res
+	out := result.(*steady.Report)
+	res := out.Result
 	name := displayName(a.files[0])
 	if a.o.verbose {
 		fmt.Fprintf(e.stderr, "pepa steady: %s: solver: %s: %s\n", name, res.Method, res.Reason)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"pepa/ctmc/steady"
 	"sort"
 	"strconv"
 
@@ -208,9 +209,9 @@ func (m *measures) energy(p string, e *models.EnergyResult) {
 }
 
 // steadyColumns are a steady state's measures.
-func steadyColumns(o *steadyOutcome) []sweep.Column {
+func steadyColumns(o *steady.Report) []sweep.Column {
 	var m measures
-	res := o.res
+	res := o.Result
 	if res.AbsorptionError != 0 {
 		m.num("class_probability_relative_error", res.AbsorptionError)
 	}
@@ -227,15 +228,15 @@ func steadyColumns(o *steadyOutcome) []sweep.Column {
 	m.num("iterations", float64(res.Iterations))
 	m.num("max_relative_error", res.MaxThroughputError)
 	m.num("residual", res.Residual)
-	m.num("states", float64(o.c.N))
-	for i, t := range o.tps {
+	m.num("states", float64(o.Chain.N))
+	for i, t := range o.Throughputs {
 		p := element("throughput", t.Action, i) + "."
 		m.num(p+"relative_error", res.ThroughputError[t.Action])
 		m.num(p+"throughput", t.Value)
 	}
 	m.num("transient_states", float64(res.Transient))
-	m.num("transitions", float64(o.c.NumTransitions()))
-	for i, u := range o.uts {
+	m.num("transitions", float64(o.Chain.NumTransitions()))
+	for i, u := range o.Utilisations {
 		m.num(element("utilisation", population(u.Component, u.State), i)+".population", u.Value)
 	}
 	return m.cols
@@ -379,7 +380,7 @@ func (a *robustnessCmd) columns(result any) []sweep.Column {
 	return robustnessColumns(result.(*models.Report))
 }
 
-func (a *steadyCmd) columns(result any) []sweep.Column { return steadyColumns(result.(*steadyOutcome)) }
+func (a *steadyCmd) columns(result any) []sweep.Column { return steadyColumns(result.(*steady.Report)) }
 
 func (a *passageCmd) columns(result any) []sweep.Column {
 	return passageColumns(result.(*passage.Analysis), a.query.PDF)

@@ -1,7 +1,9 @@
 // Package steady solves a derived chain (package ctmc) for its long-run
 // distribution from the initial state, and says how accurate the answer
 // is. It reads the chain and changes nothing in it; what is measured on
-// the distribution (throughputs, utilisations) is ctmc's.
+// the distribution (throughputs, utilisations) is ctmc's. Analyze
+// (analyze.go) is the whole analysis in one call, from a model to its
+// measures, as 'pepa steady' makes it.
 //
 // Solve with one closed communicating class gives its steady state, pi Q
 // = 0; transient states (start-up phases) get probability 0. With several

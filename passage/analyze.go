@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"pepa/ctmc"
+	"pepa/lang"
 	"pepa/internal/membudget"
 	"pepa/internal/option"
 	"pepa/passage/laplace"
@@ -128,6 +129,16 @@ type Analysis struct {
 	MeanTail  float64
 	Points    []Point
 	Quantiles []QuantilePoint
+}
+
+// AnalyzeModel compiles m (with compile's options) and answers the query
+// on it (Analyze): the analysis in one call from a model.
+func AnalyzeModel(ctx context.Context, m *lang.Model, compile ctmc.Options, q Query, opt AnalyzeOptions) (*Analysis, error) {
+	s, err := ctmc.Compile(m, compile)
+	if err != nil {
+		return nil, err
+	}
+	return Analyze(ctx, s, q, opt)
 }
 
 // Analyze answers a passage-time query on a compiled model: it solves on

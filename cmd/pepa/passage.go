@@ -86,10 +86,6 @@ Components are named as in 'pepa states' (M1, Client[2]).
 }
 
 func (a *passageCmd) solve(ctx context.Context, e *env, in []models.Input, derive deriver) (any, error) {
-	s, err := ctmc.Compile(in[0].Model, ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates})
-	if err != nil {
-		return nil, err
-	}
 	timer := a.timer()
 	aopt := passage.AnalyzeOptions{Epsilon: a.eps, Transient: a.transient}
 	aopt.Derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
@@ -109,7 +105,7 @@ func (a *passageCmd) solve(ctx context.Context, e *env, in []models.Input, deriv
 		}
 		defer fmt.Fprint(e.stderr, "\r\033[K")
 	}
-	return passage.Analyze(ctx, s, a.query, aopt)
+	return passage.AnalyzeModel(ctx, in[0].Model, ctmc.Options{Aggregate: a.o.aggregate, MaxStates: a.o.maxStates}, a.query, aopt)
 }
 
 // timer is the model's stage timer (nil: none).

@@ -8,9 +8,9 @@ import (
 	"runtime"
 
 	"pepa/ctmc"
-	"pepa/lang"
 	"pepa/internal/membudget"
 	"pepa/internal/option"
+	"pepa/lang"
 	"pepa/passage/laplace"
 )
 

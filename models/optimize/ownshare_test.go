@@ -381,10 +381,9 @@ func TestOwnShareOptimizeFindsOptimum(t *testing.T) {
 		for _, s := range all {
 			best = math.Max(best, map[string]float64{"min": s.min, "joint": s.joint}[objective])
 		}
-		res, err := Optimize(context.Background(), in, OptimizeOptions{Beta: beta, Objective: objective, Budget: time.Second, Seed: 1, MakespanSlack: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := optimizeUntil(t, in, OptimizeOptions{Beta: beta, Objective: objective, Budget: time.Second, Seed: 1, MakespanSlack: -1}, func(res *OptimizeResult) bool {
+			return math.Abs(res.Best.Score-best) <= 1e-9
+		})
 		if math.Abs(res.Best.Score-best) > 1e-9 || res.Bound < best-1e-9 {
 			t.Errorf("%s: optimize found %.12g (bound %.12g) after %d moves, the best of the 81 mappings is %.12g", objective, res.Best.Score, res.Bound, res.Moves, best)
 		}

@@ -355,16 +355,37 @@ func TestParetoFrontSearched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ParetoFront(context.Background(), in, ParetoOptions{Beta: beta, Power: in.Power, MaxEnumerate: -1, Budget: 2 * time.Second, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.How != ParetoSearched || res.Stopped != ParetoBudget {
-		t.Fatalf("how %q stopped %q, want searched, budget", res.How, res.Stopped)
-	}
 	byAlloc := map[string]ParetoPoint{}
 	for _, p := range exact.Front {
 		byAlloc[allocString(in, p.Allocation)] = p
+	}
+	// The search stops at its time budget: on a loaded machine 2 s
+	// evaluated 70 mappings (of 729) and missed some of the front. It
+	// runs again with twice the budget, up to 16 s, until it finds the
+	// whole front; it must by then.
+	var res *ParetoResult
+	for budget := 2 * time.Second; ; budget *= 2 {
+		res, err = ParetoFront(context.Background(), in, ParetoOptions{Beta: beta, Power: in.Power, MaxEnumerate: -1, Budget: budget, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := map[string]bool{}
+		for _, p := range res.Front {
+			found[allocString(in, p.Allocation)] = true
+		}
+		missed := 0
+		for s := range byAlloc {
+			if !found[s] {
+				missed++
+			}
+		}
+		if missed == 0 || budget >= 16*time.Second {
+			break
+		}
+		t.Logf("%v: %d mappings evaluated, %d of the front missed: again with twice the budget", budget, res.Mappings, missed)
+	}
+	if res.How != ParetoSearched || res.Stopped != ParetoBudget {
+		t.Fatalf("how %q stopped %q, want searched, budget", res.How, res.Stopped)
 	}
 	for _, p := range res.Front {
 		for _, q := range res.Cloud {

@@ -84,9 +84,14 @@ const panelStates = 48
 
 // factorSparse reduces the class in the order o; scaled by w (by
 // position; nil: unscaled), with piv the pivots of the unscaled reduction
-// in the same order (sparseGTH says why).
-func factorSparse(ctx context.Context, g *classGraph, o *ndOrder, w *xvec, piv []float64) (*sparseGTH, error) {
-	s := &sparseGTH{g: g, o: o, w: w, fac: make([]float64, o.factor), facAt: make([]int64, len(o.nodes)+1), piv: piv}
+// in the same order (sparseGTH says why). fac, if not nil, is a factor
+// array of a pass before in the same order, reused (every entry is
+// written again).
+func factorSparse(ctx context.Context, g *classGraph, o *ndOrder, w *xvec, piv, fac []float64) (*sparseGTH, error) {
+	if int64(len(fac)) != o.factor {
+		fac = make([]float64, o.factor)
+	}
+	s := &sparseGTH{g: g, o: o, w: w, fac: fac, facAt: make([]int64, len(o.nodes)+1), piv: piv}
 	if w == nil {
 		s.piv = make([]float64, g.n)
 	}
@@ -580,23 +585,30 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 	}
 	var w *xvec       // by position in o: the scaling of the next pass
 	var piv []float64 // the unscaled reduction's pivots in the order o
+	// fac is the last pass's factors, reused by the next in the same
+	// order: under an address-space limit the memory a pass frees stays
+	// mapped, and a second array would not fit where the first did.
+	var fac []float64
 	for pass := 1; ; pass++ {
-		if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
-			return nil, err
+		if fac == nil {
+			if err := budget.Check(fmt.Sprintf("steady: sparse GTH's factors (%d fronts, the largest of %d states)", len(o.nodes), o.maxFront), sparseBytes(o, c.N), option.Text(steadyHint)); err != nil {
+				return nil, err
+			}
 		}
 		if w != nil && piv == nil {
 			// Reordered after a scaled pass: the pivots of the new
 			// order, unscaled, first.
-			s, err := factorSparse(ctx, g, o, nil, nil)
+			s, err := factorSparse(ctx, g, o, nil, nil, fac)
 			if err != nil {
 				return nil, err
 			}
-			piv = s.piv
+			piv, fac = s.piv, s.fac
 		}
-		s, err := factorSparse(ctx, g, o, w, piv)
+		s, err := factorSparse(ctx, g, o, w, piv, fac)
 		if err != nil {
 			return nil, err
 		}
+		fac = s.fac
 		if w == nil {
 			piv = s.piv
 		}
@@ -625,7 +637,7 @@ func (pl *sparsePlan) solve(ctx context.Context, c *ctmc.Chain, budget *membudge
 			if w != nil {
 				w = x.permute(o, o2)
 			}
-			o, pl.o, pl.reanchored, piv = o2, o2, true, nil
+			o, pl.o, pl.reanchored, piv, fac = o2, o2, true, nil, nil
 			continue
 		}
 		return pl.estimate(ctx, c, budget, s, x, y)

@@ -194,7 +194,7 @@ func TestSparseEstimateTracksError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := factorSparse(ctx, pl.g, pl.o, nil, nil)
+		s, err := factorSparse(ctx, pl.g, pl.o, nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +203,7 @@ func TestSparseEstimateTracksError(t *testing.T) {
 			t.Fatal(err)
 		}
 		if scaled {
-			if s, err = factorSparse(ctx, pl.g, pl.o, x, s.piv); err != nil {
+			if s, err = factorSparse(ctx, pl.g, pl.o, x, s.piv, nil); err != nil {
 				t.Fatal(err)
 			}
 			y, _, err := s.solve(ctx, nil)
@@ -460,7 +460,7 @@ func TestFillUnknownEstimates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := factorSparse(ctx, pl.g, pl.o, nil, nil)
+	s, err := factorSparse(ctx, pl.g, pl.o, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

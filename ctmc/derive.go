@@ -108,6 +108,19 @@ func (o *DeriveOptions) chunking() (chunk, piece int) {
 // ErrTooManyStates is returned (wrapped) when MaxStates is exceeded.
 var ErrTooManyStates = errors.New("model too large")
 
+// DeriveFunc derives a compiled structure's chain: what a caller passes
+// to a one-call analysis to show progress or time the stage.
+type DeriveFunc func(ctx context.Context, s *Structure) (*Chain, error)
+
+// DeriveWith derives s's chain by derive, or, when it is nil, by Derive
+// within maxStates.
+func DeriveWith(ctx context.Context, s *Structure, derive DeriveFunc, maxStates int) (*Chain, error) {
+	if derive == nil {
+		return Derive(ctx, s, DeriveOptions{MaxStates: maxStates})
+	}
+	return derive(ctx, s)
+}
+
 // Derive explores the state space of s breadth-first from the initial state.
 // It obeys ctx (checked every chunk of states), and the memory budget ctx
 // carries (membudget): every array is checked before it is made or grown,

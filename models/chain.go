@@ -15,7 +15,7 @@ type ChainRequest struct {
 	Stopped bool
 	// Derive derives the chain of the compiled structure (nil:
 	// ctmc.Derive within Compile.MaxStates).
-	Derive func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error)
+	Derive ctmc.DeriveFunc
 	// Stage, if set, is told when a stage ends (compile).
 	Stage func(name, detail string)
 }
@@ -41,13 +41,7 @@ func Chain(ctx context.Context, m *lang.Model, req ChainRequest) (*ChainReport, 
 			return nil, err
 		}
 	}
-	derive := req.Derive
-	if derive == nil {
-		derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
-			return ctmc.Derive(ctx, s, ctmc.DeriveOptions{MaxStates: req.Compile.MaxStates})
-		}
-	}
-	c, err := derive(ctx, s)
+	c, err := ctmc.DeriveWith(ctx, s, req.Derive, req.Compile.MaxStates)
 	if err != nil {
 		return nil, err
 	}

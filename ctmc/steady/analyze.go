@@ -16,7 +16,7 @@ type Request struct {
 	// Derive derives the compiled structure's chain; nil means ctmc.Derive
 	// within Compile.MaxStates. A caller passes its own to show progress
 	// or time the stage.
-	Derive func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error)
+	Derive ctmc.DeriveFunc
 	// Solve is how the chain is solved (Solve's options).
 	Solve Options
 }
@@ -48,13 +48,7 @@ func Analyze(ctx context.Context, m *lang.Model, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	derive := req.Derive
-	if derive == nil {
-		derive = func(ctx context.Context, s *ctmc.Structure) (*ctmc.Chain, error) {
-			return ctmc.Derive(ctx, s, ctmc.DeriveOptions{MaxStates: req.Compile.MaxStates})
-		}
-	}
-	c, err := derive(ctx, s)
+	c, err := ctmc.DeriveWith(ctx, s, req.Derive, req.Compile.MaxStates)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"pepa/ctmc"
 	"pepa/internal/testing/testchain"
 )
 
@@ -185,23 +186,9 @@ func TestSparseEstimateTracksError(t *testing.T) {
 	const users, servers, think, browse, buy = 60, 10, 1, 7.5, 20
 	c := testchain.Chain(t, shopModel(users, servers, think, browse, buy))
 	want := shopThroughput(users, servers, think, browse, buy)
-	class := make([]int32, c.N)
-	for i := range class {
-		class[i] = int32(i)
-	}
 	for _, scaled := range []bool{false, true} {
-		pl, err := planSparse(ctx, c, class, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := factorSparse(ctx, pl.g, pl.o, nil, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, _, err := s.solve(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl, s, x := sparseSolved(t, c)
+		var err error
 		if scaled {
 			if s, err = factorSparse(ctx, pl.g, pl.o, x, s.piv, nil); err != nil {
 				t.Fatal(err)
@@ -450,24 +437,8 @@ func TestSparseProcessResource(t *testing.T) {
 // measured, 2^35.7; without the sweeps, from below only, 2^186), and
 // leave the sure states as they were.
 func TestFillUnknownEstimates(t *testing.T) {
-	ctx := context.Background()
 	c := testchain.Chain(t, shopModel(300, 10, 1, 7.5, 20))
-	class := make([]int32, c.N)
-	for i := range class {
-		class[i] = int32(i)
-	}
-	pl, err := planSparse(ctx, c, class, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := factorSparse(ctx, pl.g, pl.o, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, _, err := s.solve(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl, _, x := sparseSolved(t, c)
 	n := pl.g.n
 	est := &xvec{m: append([]float64(nil), x.m...), e: append([]int32(nil), x.e...)}
 	unsure := make([]bool, n)
@@ -492,4 +463,29 @@ func TestFillUnknownEstimates(t *testing.T) {
 	if !(worst < 100) {
 		t.Errorf("an estimate is off by 2^%.1f", worst)
 	}
+}
+
+// sparseSolved plans c's one closed class (every state) for sparse GTH,
+// reduces it unscaled and back-substitutes: the plan, the reduction and
+// the solution up to scale, by position.
+func sparseSolved(t *testing.T, c *ctmc.Chain) (*sparsePlan, *sparseGTH, *xvec) {
+	t.Helper()
+	ctx := context.Background()
+	class := make([]int32, c.N)
+	for i := range class {
+		class[i] = int32(i)
+	}
+	pl, err := planSparse(ctx, c, class, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := factorSparse(ctx, pl.g, pl.o, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _, err := s.solve(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl, s, x
 }
